@@ -1,0 +1,5 @@
+import sys
+
+from memgauge.cli import main
+
+sys.exit(main())

@@ -1,0 +1,210 @@
+"""The ``Profile``: one versioned, serialisable record of a run.
+
+It is the seam between capture and everything after it: capture builds one, analyses and renderers
+only read one. Plain data only (numbers, strings, lists), so ``to_dict`` is ``json.dumps``-ready and
+``from_dict(to_dict(p)) == p``. The schema is documented in ``docs/profile-schema.md`` and
+``docs/profile.schema.json``; bump ``SCHEMA_VERSION`` on any incompatible change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memgauge._errors import OutputError, ProfileFormatError
+
+SCHEMA_VERSION = 1
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "CpuTimes",
+    "ExitStatus",
+    "Peak",
+    "PhaseRecord",
+    "ProcessRecord",
+    "ProcessSeries",
+    "Profile",
+    "Timeline",
+    "load_profile",
+]
+
+
+@dataclass
+class ExitStatus:
+    """How the measured program ended. ``code`` is None when it died by a signal."""
+
+    code: int | None = None
+    signal: int | None = None
+    signal_name: str | None = None
+    oom_killed: bool = False
+
+
+@dataclass
+class CpuTimes:
+    user_seconds: float = 0.0
+    system_seconds: float = 0.0
+
+
+@dataclass
+class Peak:
+    """The resident peak of the whole measured process tree.
+
+    ``method`` names how it was measured (see docs/measurement.md); the true peak lies within
+    ``[resident_bytes, resident_bytes + error_bound_bytes]``.
+    """
+
+    resident_bytes: int = 0
+    method: str = ""
+    error_bound_bytes: int = 0
+    at_seconds: float | None = None
+    includes_page_cache: bool = False
+    largest_process_bytes: int = 0
+    sampled_tree_bytes: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ProcessRecord:
+    pid: int
+    ppid: int | None
+    cmdline: list[str]
+    start_seconds: float
+    end_seconds: float | None
+    peak_resident_bytes: int
+    cpu_user_seconds: float = 0.0
+    cpu_system_seconds: float = 0.0
+    peak_exact: bool = False
+
+
+@dataclass
+class PhaseRecord:
+    """A named span of a run. ``peak_resident_bytes`` is the resident peak of process ``pid`` while
+    the phase was open; it is exact when ``peak_exact`` (VmHWM reset at the phase start, or VmHWM
+    grew during the phase), else a lower bound."""
+
+    name: str
+    pid: int
+    start_seconds: float
+    end_seconds: float
+    peak_resident_bytes: int
+    start_resident_bytes: int = 0
+    end_resident_bytes: int = 0
+    depth: int = 0
+    parent: int | None = None
+    thread: str = ""
+    peak_exact: bool = True
+    complete: bool = True
+
+    @property
+    def duration_seconds(self) -> float:
+        return self.end_seconds - self.start_seconds
+
+
+@dataclass
+class ProcessSeries:
+    """Resident bytes of one process at timeline samples ``start_index .. start_index+len-1``."""
+
+    pid: int
+    start_index: int
+    resident_bytes: list[int]
+
+
+@dataclass
+class Timeline:
+    """Samples over time. Columns are aligned with ``t_seconds``; a thinned sample holds the maximum
+    of the resident values it merged, so spikes stay visible."""
+
+    interval_seconds: float = 0.0
+    t_seconds: list[float] = field(default_factory=list)
+    tree_resident_bytes: list[int] = field(default_factory=list)
+    cgroup_bytes: list[int] | None = None
+    cpu_user_seconds: list[float] = field(default_factory=list)
+    cpu_system_seconds: list[float] = field(default_factory=list)
+    processes: list[ProcessSeries] = field(default_factory=list)
+
+
+@dataclass
+class Profile:
+    command: list[str]
+    exit: ExitStatus
+    wall_seconds: float
+    cpu: CpuTimes
+    peak: Peak
+    processes: list[ProcessRecord] = field(default_factory=list)
+    phases: list[PhaseRecord] = field(default_factory=list)
+    timeline: Timeline = field(default_factory=Timeline)
+    environment: dict[str, Any] = field(default_factory=dict)
+    started_at: str = ""
+    memgauge_version: str = ""
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        # schema_version first: readers look at it before anything else
+        return {"schema_version": data.pop("schema_version"), **data}
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the profile as JSON, atomically: a crash never leaves half a file."""
+        target = Path(path)
+        text = self.to_json()
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".memgauge-", suffix=".json", dir=target.parent or ".")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, target)
+        except OSError as e:
+            raise OutputError(f"cannot write profile to {target}: {e.strerror or e}") from e
+        return target
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Profile:
+        if not isinstance(data, dict) or "schema_version" not in data:
+            raise ProfileFormatError("not a memgauge profile (no schema_version)")
+        version = data["schema_version"]
+        if version != SCHEMA_VERSION:
+            raise ProfileFormatError(
+                f"profile schema_version {version!r} is not supported (this memgauge reads {SCHEMA_VERSION})"
+            )
+        try:
+            tl = dict(data.get("timeline") or {})
+            tl["processes"] = [ProcessSeries(**s) for s in tl.get("processes", [])]
+            return cls(
+                command=list(data["command"]),
+                exit=ExitStatus(**data["exit"]),
+                wall_seconds=float(data["wall_seconds"]),
+                cpu=CpuTimes(**data["cpu"]),
+                peak=Peak(**data["peak"]),
+                processes=[ProcessRecord(**p) for p in data.get("processes", [])],
+                phases=[PhaseRecord(**p) for p in data.get("phases", [])],
+                timeline=Timeline(**tl),
+                environment=dict(data.get("environment", {})),
+                started_at=str(data.get("started_at", "")),
+                memgauge_version=str(data.get("memgauge_version", "")),
+                schema_version=version,
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise ProfileFormatError(f"malformed memgauge profile: {e}") from e
+
+    @classmethod
+    def from_json(cls, text: str) -> Profile:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ProfileFormatError(f"profile is not valid JSON: {e}") from e
+        return cls.from_dict(data)
+
+
+def load_profile(path: str | os.PathLike[str]) -> Profile:
+    """Read a profile written by ``memgauge run --json`` or ``Profile.save``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ProfileFormatError(f"cannot read profile {path}: {e.strerror or e}") from e
+    return Profile.from_json(text)

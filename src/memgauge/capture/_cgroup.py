@@ -1,0 +1,177 @@
+"""A dedicated memory cgroup for the measured process tree: the kernel's own, exact tree peak.
+
+cgroup v2 first (``memory.peak``, needs the memory controller delegated to our cgroup), then the v1
+memory controller (``memory.max_usage_in_bytes``), which our CI machines have. Each group is created
+as a child of the cgroup memgauge itself runs in, and removed afterwards; groups left behind by a
+memgauge that was killed are removed on the next start once their owner is gone.
+
+Both versions charge page cache from file I/O to the group; the profile says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from memgauge.capture._procfs import PAGE_SIZE
+
+PREFIX = "memgauge-"
+# memcg charges the page counter in batches of 64 pages per CPU (MEMCG_CHARGE_BATCH), so the peak
+# counter can run ahead of the pages actually in use by up to one batch per CPU
+_CHARGE_BATCH_PAGES = 64
+
+
+def _mounts() -> dict[str, str]:
+    """Mount point of the cgroup2 hierarchy (key 'v2') and of the v1 memory controller ('v1')."""
+    found: dict[str, str] = {}
+    try:
+        with open("/proc/self/mountinfo") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fstype, _source, options = [*right.split(), "", ""][:3]
+        mount_point = left.split()[4]
+        if fstype == "cgroup2" and "v2" not in found:
+            found["v2"] = mount_point
+        elif fstype == "cgroup" and "memory" in options.split(","):
+            found["v1"] = mount_point
+    return found
+
+
+def _own_paths() -> dict[str, str]:
+    """This process's cgroup path in the v2 hierarchy ('v2') and the v1 memory hierarchy ('v1')."""
+    paths: dict[str, str] = {}
+    try:
+        with open("/proc/self/cgroup") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return paths
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":
+            paths["v2"] = path
+        elif "memory" in controllers.split(","):
+            paths["v1"] = path
+    return paths
+
+
+@dataclass
+class MemoryGroup:
+    path: Path
+    version: int
+
+    @property
+    def method(self) -> str:
+        return "cgroup-v2 memory.peak" if self.version == 2 else "cgroup-v1 memory.max_usage_in_bytes"
+
+    @property
+    def error_bound_bytes(self) -> int:
+        return _CHARGE_BATCH_PAGES * PAGE_SIZE * (os.cpu_count() or 1)
+
+    def _read(self, name: str) -> str:
+        return (self.path / name).read_text()
+
+    def _read_int(self, name: str) -> int:
+        try:
+            return int(self._read(name).strip())
+        except (OSError, ValueError):
+            return 0
+
+    @property
+    def procs_file(self) -> str:
+        return str(self.path / "cgroup.procs")
+
+    def pids(self) -> list[int]:
+        try:
+            return [int(x) for x in self._read("cgroup.procs").split()]
+        except (OSError, ValueError):
+            return []
+
+    def usage(self) -> int:
+        return self._read_int("memory.current" if self.version == 2 else "memory.usage_in_bytes")
+
+    def peak(self) -> int:
+        return self._read_int("memory.peak" if self.version == 2 else "memory.max_usage_in_bytes")
+
+    def oom_kills(self) -> int:
+        try:
+            text = self._read("memory.events" if self.version == 2 else "memory.oom_control")
+        except OSError:
+            return 0
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return 0
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Move processes still in the group (daemons the program left) to the parent group, then
+        remove the group. Memory still charged to it is handed to the parent by the kernel."""
+        parent_procs = self.path.parent / "cgroup.procs"
+        deadline = time.monotonic() + timeout
+        while True:
+            for pid in self.pids():
+                with contextlib.suppress(OSError):
+                    parent_procs.write_text(str(pid))
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.02)
+
+
+def _remove_stale(parent: Path) -> None:
+    for child in parent.glob(PREFIX + "*"):
+        owner = child.name[len(PREFIX) :].split("-", 1)[0]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            with contextlib.suppress(OSError):
+                child.rmdir()
+
+
+def create_memory_group(prefer: str = "auto") -> tuple[MemoryGroup | None, str]:
+    """A new, empty memory cgroup for one run, or None and the reason none could be made.
+
+    ``prefer``: "auto" (v2, else v1), "v2" or "v1".
+    """
+    mounts, own = _mounts(), _own_paths()
+    reasons: list[str] = []
+    name = f"{PREFIX}{os.getpid()}-{time.monotonic_ns()}"
+    for version in (2, 1):
+        key = f"v{version}"
+        if prefer not in ("auto", key):
+            continue
+        if key not in mounts or key not in own:
+            reasons.append(f"no cgroup {key} memory hierarchy")
+            continue
+        parent = Path(mounts[key] + own[key].rstrip("/"))
+        if version == 2:
+            try:
+                delegated = "memory" in (parent / "cgroup.subtree_control").read_text().split()
+            except OSError:
+                delegated = False
+            if not delegated:
+                reasons.append("cgroup v2 memory controller not delegated to memgauge's cgroup")
+                continue
+        _remove_stale(parent)
+        path = parent / name
+        try:
+            path.mkdir()
+        except OSError as e:
+            reasons.append(f"cannot create a cgroup {key} group in {parent}: {e.strerror}")
+            continue
+        group = MemoryGroup(path, version)
+        if not (path / ("memory.peak" if version == 2 else "memory.max_usage_in_bytes")).exists():
+            group.close()
+            reasons.append(f"cgroup {key} has no peak counter (kernel too old)")
+            continue
+        return group, ""
+    return None, "; ".join(reasons) or "no cgroup support"

@@ -1,0 +1,267 @@
+"""``memgauge.phase``: named spans with exact per-phase resident peaks.
+
+At a phase start the process's ``VmHWM`` is folded into every open phase and then reset, so at a
+phase end ``VmHWM`` covers exactly the time since the latest reset. Folding into *every* open phase
+(all threads, all nesting levels) keeps nested and concurrent phases exact even though the kernel
+keeps one high-water mark per process.
+
+When nothing is measuring, ``phase`` costs one small object and two method calls.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar, overload
+
+from memgauge.capture import _procfs
+from memgauge.capture._events import ENV_EVENTS_DIR, EventWriter
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class MemorySource(Protocol):
+    """Where resident figures of the current process come from; tests inject exact ones."""
+
+    def resident(self) -> int: ...
+
+    def high_water(self) -> int: ...
+
+    def reset_high_water(self) -> bool: ...
+
+
+class ProcSelfSource:
+    """The kernel's own counters for this process."""
+
+    def resident(self) -> int:
+        return _procfs.read_resident("self") or 0
+
+    def high_water(self) -> int:
+        return _procfs.read_high_water("self") or 0
+
+    def reset_high_water(self) -> bool:
+        return _procfs.reset_high_water("self")
+
+
+@dataclass
+class OpenPhase:
+    id: int
+    name: str
+    parent: int | None
+    depth: int
+    thread: str
+    start: float
+    start_resident: int
+    start_high_water: int
+    reset: bool
+    peak: int = 0
+    # for a phase whose start could not reset VmHWM: did VmHWM grow while it was open?
+    grew: bool = False
+
+
+@dataclass
+class ClosedPhase:
+    phase: OpenPhase
+    end: float
+    end_resident: int
+    peak: int
+    exact: bool
+
+
+class PhaseSink(Protocol):
+    def phase_started(self, phase: OpenPhase, high_water_before: int) -> None: ...
+
+    def phase_ended(self, closed: ClosedPhase) -> None: ...
+
+
+@dataclass
+class PhaseTracker:
+    source: MemorySource
+    sink: PhaseSink
+    clock: Callable[[], float] = time.monotonic
+    _open: dict[int, OpenPhase] = field(default_factory=dict)
+    _stacks: dict[int, list[int]] = field(default_factory=dict)
+    _next_id: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    # the highest VmHWM this tracker saw before resetting it: the process's peak survives resets
+    process_peak: int = 0
+
+    def start(self, name: str) -> OpenPhase:
+        with self._lock:
+            t = self.clock()
+            hwm = self.source.high_water()
+            self.process_peak = max(self.process_peak, hwm)
+            for o in self._open.values():
+                o.peak = max(o.peak, hwm)
+            reset = self.source.reset_high_water()
+            rss = self.source.resident()
+            stack = self._stacks.setdefault(threading.get_ident(), [])
+            phase = OpenPhase(
+                id=self._next_id,
+                name=name,
+                parent=stack[-1] if stack else None,
+                depth=len(stack),
+                thread=threading.current_thread().name,
+                start=t,
+                start_resident=rss,
+                start_high_water=rss if reset else hwm,
+                reset=reset,
+                peak=rss,
+            )
+            self._next_id += 1
+            self._open[phase.id] = phase
+            stack.append(phase.id)
+            self.sink.phase_started(phase, hwm)
+            return phase
+
+    def end(self, phase: OpenPhase) -> ClosedPhase:
+        with self._lock:
+            t = self.clock()
+            hwm = self.source.high_water()
+            rss = self.source.resident()
+            self._open.pop(phase.id, None)
+            stack = self._stacks.get(threading.get_ident(), [])
+            if phase.id in stack:
+                stack.remove(phase.id)
+            if phase.reset:
+                peak, exact = max(phase.peak, hwm), True
+            elif hwm > phase.start_high_water:
+                # VmHWM rose while the phase was open, so its current value was reached in it
+                peak, exact = hwm, True
+            else:
+                peak, exact = max(phase.peak, rss), False
+            for o in self._open.values():
+                o.peak = max(o.peak, peak)
+            closed = ClosedPhase(phase=phase, end=t, end_resident=rss, peak=peak, exact=exact)
+            self.sink.phase_ended(closed)
+            return closed
+
+    def high_water_seen(self) -> int:
+        """The process's resident peak over the tracker's life, resets included."""
+        return max(self.process_peak, self.source.high_water())
+
+
+class EventSink:
+    """Sends phase events to the runner of ``memgauge run`` (see ``_events``)."""
+
+    def __init__(self, writer: EventWriter) -> None:
+        self._writer = writer
+
+    def phase_started(self, phase: OpenPhase, high_water_before: int) -> None:
+        self._writer.write(
+            {
+                "ev": "phase_start",
+                "t": phase.start,
+                "id": phase.id,
+                "name": phase.name,
+                "parent": phase.parent,
+                "depth": phase.depth,
+                "thread": phase.thread,
+                "rss": phase.start_resident,
+                "hwm_before": high_water_before,
+                "reset": phase.reset,
+            }
+        )
+
+    def phase_ended(self, closed: ClosedPhase) -> None:
+        self._writer.write(
+            {
+                "ev": "phase_end",
+                "t": closed.end,
+                "id": closed.phase.id,
+                "peak": closed.peak,
+                "rss": closed.end_resident,
+                "exact": closed.exact,
+            }
+        )
+
+
+_tracker: PhaseTracker | None = None
+_env_checked = False
+_activate_lock = threading.Lock()
+
+
+def active_tracker() -> PhaseTracker | None:
+    """The tracker phases report to: set by ``memgauge.profile()``, or created on first use in a
+    process that ``memgauge run`` measures (it finds ``MEMGAUGE_EVENTS_DIR`` in its environment)."""
+    global _env_checked, _tracker
+    if _tracker is not None or _env_checked:
+        return _tracker
+    with _activate_lock:
+        if not _env_checked:
+            directory = os.environ.get(ENV_EVENTS_DIR)
+            if directory and os.path.isdir(directory) and _tracker is None:
+                _tracker = PhaseTracker(ProcSelfSource(), EventSink(EventWriter(directory)))
+            _env_checked = True
+    return _tracker
+
+
+def set_tracker(tracker: PhaseTracker | None) -> PhaseTracker | None:
+    """Install ``tracker`` (None: the environment decides again); returns the previous one."""
+    global _env_checked, _tracker
+    previous = _tracker
+    _tracker = tracker
+    _env_checked = tracker is not None
+    return previous
+
+
+def _after_fork_in_child() -> None:
+    # a forked child must not inherit its parent's open phases or lock state
+    global _tracker, _activate_lock
+    _activate_lock = threading.Lock()
+    if _tracker is not None:
+        _tracker = PhaseTracker(_tracker.source, _tracker.sink, _tracker.clock)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class Phase:
+    """Context manager and decorator returned by :func:`phase`."""
+
+    __slots__ = ("_open", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._open: list[tuple[PhaseTracker, OpenPhase]] = []
+
+    def __enter__(self) -> Phase:
+        tracker = _tracker if _env_checked else active_tracker()
+        if tracker is not None:
+            self._open.append((tracker, tracker.start(self.name)))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._open:
+            tracker, opened = self._open.pop()
+            tracker.end(opened)
+
+    def __call__(self, func: F) -> F:
+        name = self.name
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with Phase(name):
+                return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+@overload
+def phase(name: str) -> Phase: ...
+
+
+@overload
+def phase(name: F) -> F: ...
+
+
+def phase(name: str | F) -> Phase | F:
+    """Mark a phase of a run: ``with memgauge.phase("fit"): ...``, ``@memgauge.phase("fit")`` or
+    bare ``@memgauge.phase`` (named after the function). A no-op when nothing is measuring."""
+    if callable(name):
+        return Phase(getattr(name, "__qualname__", repr(name)))(name)
+    return Phase(name)

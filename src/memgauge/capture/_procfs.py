@@ -1,0 +1,121 @@
+"""Reading the kernel's per-process counters from ``/proc``.
+
+Plain file reads rather than psutil on the sampling path: one ``stat`` and one ``status`` read per
+process per sample is all we need, and this module is also imported inside the measured process,
+where every imported module adds to the footprint being measured.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class StatSample:
+    """The fields of ``/proc/PID/stat`` we use.
+
+    ``image`` identifies the program image: ``exec`` replaces the address space, and with ASLR the
+    code and stack addresses change, so a changed ``image`` means the process exec'd and its
+    earlier high-water mark belongs to the previous program.
+    """
+
+    ppid: int
+    comm: str
+    resident_bytes: int
+    user_seconds: float
+    system_seconds: float
+    image: tuple[int, int]
+
+
+def read_stat(pid: int) -> StatSample | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    # comm may contain spaces and parentheses: split at the last ')'
+    lpar, rpar = raw.find(b"("), raw.rfind(b")")
+    fields = raw[rpar + 2 :].split()
+    if len(fields) < 26:
+        return None
+    # fields[0] is field 3 (state); field N is fields[N - 3]
+    return StatSample(
+        ppid=int(fields[1]),
+        comm=raw[lpar + 1 : rpar].decode(errors="replace"),
+        resident_bytes=int(fields[21]) * PAGE_SIZE,
+        user_seconds=int(fields[11]) / CLOCK_TICKS,
+        system_seconds=int(fields[12]) / CLOCK_TICKS,
+        image=(int(fields[23]), int(fields[25])),
+    )
+
+
+def read_status_kib(pid: int | str, keys: tuple[bytes, ...]) -> dict[bytes, int]:
+    """Values in bytes of the ``kB`` lines named in ``keys`` of ``/proc/PID/status``."""
+    out: dict[bytes, int] = {}
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return out
+    for line in raw.splitlines():
+        key, _, rest = line.partition(b":")
+        if key in keys:
+            out[key] = int(rest.split()[0]) * 1024
+    return out
+
+
+def read_high_water(pid: int | str = "self") -> int | None:
+    """``VmHWM``: the exact resident high-water mark of one process, or None if it has gone."""
+    return read_status_kib(pid, (b"VmHWM",)).get(b"VmHWM")
+
+
+def read_resident(pid: int | str = "self") -> int | None:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * PAGE_SIZE
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def reset_high_water(pid: int | str = "self") -> bool:
+    """Reset ``VmHWM`` to the current RSS (Linux >= 4.0). False where the kernel or permissions
+    do not allow it; callers must then treat later ``VmHWM`` readings as covering the whole life."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return True
+
+
+def read_cmdline(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    return [a.decode(errors="replace") for a in raw.split(b"\0")[:-1]] if raw else []
+
+
+def read_children(pid: int) -> list[int]:
+    """Children forked by the main thread of ``pid`` (``CONFIG_PROC_CHILDREN``)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
+            return [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def scan_ppids() -> dict[int, int]:
+    """pid -> ppid of every process on the machine (a full ``/proc`` scan, ~1 ms)."""
+    out: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            st = read_stat(int(entry.name))
+            if st is not None:
+                out[int(entry.name)] = st.ppid
+    return out

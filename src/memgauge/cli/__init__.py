@@ -1,0 +1,5 @@
+"""Command line: ``main(argv) -> int``."""
+
+from memgauge.cli._main import main
+
+__all__ = ["main"]

@@ -1,0 +1,162 @@
+"""``memgauge`` command line. ``main(argv) -> int``; exit codes are mapped here and only here.
+
+Exit codes (also in README.md and docs/cli.md):
+  the program's own  ``memgauge run`` exits with the measured program's exit code
+  128 + N            the program was killed by signal N (as shells report it)
+  64                 usage error: bad option, nothing to run
+  65                 the script has a syntax error, or a profile file is malformed
+  66                 the script or module does not exist
+  70                 internal error in memgauge
+  73                 an output file cannot be written (the profile is saved elsewhere, see message)
+  126 / 127          the command cannot be executed / is not found
+  130                interrupted (Ctrl-C) while memgauge itself was working
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from memgauge._errors import InternalError, MemgaugeError, OutputError, UsageError
+from memgauge._version import __version__
+
+# options of `memgauge run` that take a value; everything up to the first other token is ours
+_RUN_VALUE_OPTIONS = {"--json", "--interval", "--cgroup"}
+_RUN_FLAGS = {"--no-json", "--quiet", "-q", "--help", "-h", "--color", "--no-color"}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="memgauge",
+        description="How much memory and time a program needs, and where it goes.",
+        epilog="Run 'memgauge run --help' for the run command.",
+    )
+    p.add_argument("--version", action="version", version=f"memgauge {__version__}")
+    p.add_argument("command", choices=["run"], help="run: run a program under measurement")
+    return p
+
+
+def _run_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="memgauge run",
+        usage="memgauge run [options] (script.py | -m module | -- command) [args ...]",
+        description=(
+            "Run a program in a child process and report the resident peak of its whole process "
+            "tree, its time, its phases and its processes. The report goes to stderr; the "
+            "program's stdin, stdout, stderr and exit code are its own."
+        ),
+    )
+    p.add_argument(
+        "--json", metavar="PATH", help="where to write the profile (default: memgauge-NAME-TIME.json)"
+    )
+    p.add_argument("--no-json", action="store_true", help="write no profile file")
+    p.add_argument("-q", "--quiet", action="store_true", help="print no report")
+    p.add_argument(
+        "--interval",
+        type=float,
+        default=0.01,
+        metavar="SECONDS",
+        help="first sampling interval of the timeline (default 0.01; it doubles as the run grows)",
+    )
+    p.add_argument(
+        "--cgroup",
+        choices=["auto", "v2", "v1", "off"],
+        default="auto",
+        help="measure the tree peak with a dedicated cgroup (default auto: v2, else v1, else sampling)",
+    )
+    color = p.add_mutually_exclusive_group()
+    color.add_argument("--color", dest="color", action="store_true", default=None, help="force colors")
+    color.add_argument("--no-color", dest="color", action="store_false", help="no colors")
+    return p
+
+
+def _split_run_argv(argv: list[str]) -> tuple[list[str], list[str]]:
+    """memgauge's own options, then the target and its arguments (never parsed by us)."""
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        name = token.split("=", 1)[0]
+        if name in _RUN_VALUE_OPTIONS:
+            i += 1 if "=" in token else 2
+        elif token in _RUN_FLAGS:
+            i += 1
+        elif token.startswith("-") and token not in ("-", "--") and not token.startswith("-m"):
+            raise UsageError(f"memgauge run: unknown option {token} (put the program after --)")
+        else:
+            break
+    return argv[:i], argv[i:]
+
+
+def _check_writable(path: Path) -> None:
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise OutputError(f"cannot write profile to {path}: it is a directory")
+    if not parent.is_dir():
+        raise OutputError(f"cannot write profile to {path}: no directory {parent}")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise OutputError(f"cannot write profile to {path}: permission denied")
+
+
+def _cmd_run(argv: list[str]) -> int:
+    from memgauge.render import TerminalRenderer
+    from memgauge.runner import RunOptions, parse_target, run_program
+
+    own, rest = _split_run_argv(argv)
+    args = _run_parser().parse_args(own)
+    if not 0 < args.interval <= 10:
+        raise UsageError("memgauge run: --interval must be in (0, 10] seconds")
+    target = parse_target(rest)
+    json_path: Path | None = None
+    if not args.no_json:
+        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        json_path = Path(args.json) if args.json else Path(f"memgauge-{target.name}-{stamp}.json")
+        _check_writable(json_path)
+    profile = run_program(target, RunOptions(interval=args.interval, cgroup=args.cgroup))
+    color = sys.stderr.isatty() if args.color is None else args.color
+    if not args.quiet:
+        width = os.get_terminal_size(sys.stderr.fileno()).columns if sys.stderr.isatty() else 100
+        sys.stderr.write(TerminalRenderer(width=min(width, 140), color=color).render(profile))
+    status = profile.exit.code if profile.exit.code is not None else 128 + (profile.exit.signal or 0)
+    if json_path is not None:
+        try:
+            profile.save(json_path)
+        except OutputError as e:
+            fd, fallback = tempfile.mkstemp(prefix=f"memgauge-{target.name}-", suffix=".json")
+            os.close(fd)
+            profile.save(fallback)
+            raise OutputError(f"{e.message}; saved it to {fallback} instead") from e
+        if not args.quiet:
+            sys.stderr.write(f"profile: {json_path}\n")
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        if argv[:1] == ["run"]:
+            return _cmd_run(argv[1:])
+        _top_parser().parse_args(argv)
+        raise UsageError("memgauge: give a command, e.g. 'memgauge run script.py'")
+    except MemgaugeError as e:
+        sys.stderr.write(f"memgauge: error: {e.message}\n")
+        return e.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("memgauge: interrupted\n")
+        return 130
+    except SystemExit as e:  # argparse --help / --version
+        return int(e.code or 0) if not isinstance(e.code, str) else 0
+    except Exception as e:
+        if os.environ.get("MEMGAUGE_DEBUG"):
+            raise
+        err = InternalError(f"internal error: {type(e).__name__}: {e} (set MEMGAUGE_DEBUG=1 for a traceback)")
+        sys.stderr.write(f"memgauge: error: {err.message}\n")
+        return err.exit_code

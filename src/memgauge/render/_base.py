@@ -1,0 +1,9 @@
+from __future__ import annotations
+
+from typing import Protocol
+
+from memgauge._profile import Profile
+
+
+class Renderer(Protocol):
+    def render(self, profile: Profile) -> str: ...

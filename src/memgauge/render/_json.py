@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+from memgauge._profile import Profile
+
+
+class JsonRenderer:
+    def __init__(self, indent: int | None = None) -> None:
+        self.indent = indent
+
+    def render(self, profile: Profile) -> str:
+        return profile.to_json(indent=self.indent)
