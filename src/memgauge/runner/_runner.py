@@ -144,7 +144,8 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         t0 = clock()
         try:
             # preexec_fn is safe here: memgauge has started no thread yet
-            child = subprocess.Popen(target.argv(), env=env, cwd=options.cwd, preexec_fn=preexec)
+            argv = target.argv()
+            child = subprocess.Popen(argv, env=env, cwd=options.cwd, preexec_fn=preexec)  # noqa: PLW1509
         except FileNotFoundError as e:
             raise CommandNotFoundError(f"command not found: {target.value}") from e
         except PermissionError as e:
