@@ -107,7 +107,6 @@ def _check_writable(path: Path) -> None:
 
 
 def _cmd_run(argv: list[str]) -> int:
-    from memgauge.render import TerminalRenderer
     from memgauge.runner import RunOptions, parse_target, run_program
 
     own, rest = _split_run_argv(argv)
@@ -123,6 +122,9 @@ def _cmd_run(argv: list[str]) -> int:
     profile = run_program(target, RunOptions(interval=args.interval, cgroup=args.cgroup))
     color = sys.stderr.isatty() if args.color is None else args.color
     if not args.quiet:
+        # imported after the run: rich's import time is not added to the program's start
+        from memgauge.render import TerminalRenderer
+
         width = os.get_terminal_size(sys.stderr.fileno()).columns if sys.stderr.isatty() else 100
         sys.stderr.write(TerminalRenderer(width=min(width, 140), color=color).render(profile))
     status = profile.exit.code if profile.exit.code is not None else 128 + (profile.exit.signal or 0)
