@@ -13,6 +13,7 @@ __all__ = [
     "CommandNotExecutableError",
     "CommandNotFoundError",
     "InternalError",
+    "LimitError",
     "MemgaugeError",
     "OutputError",
     "ProfileFormatError",
@@ -60,6 +61,12 @@ class InternalError(MemgaugeError):
     """A bug in memgauge; the message says what failed."""
 
     exit_code = 70
+
+
+class LimitError(MemgaugeError):
+    """A requested limit cannot be enforced on this host (no cgroup to enforce it with)."""
+
+    exit_code = 69
 
 
 class OutputError(MemgaugeError):

@@ -109,6 +109,11 @@ class MemoryGroup:
                 return int(value)
         return 0
 
+    def set_limit(self, limit_bytes: int) -> None:
+        """Enforce a memory limit on the group: past it the kernel reclaims, then OOM-kills."""
+        name = "memory.max" if self.version == 2 else "memory.limit_in_bytes"
+        (self.path / name).write_text(str(limit_bytes))
+
     def close(self, timeout: float = 2.0) -> None:
         """Move processes still in the group (daemons the program left) to the parent group, then
         remove the group. Memory still charged to it is handed to the parent by the kernel."""

@@ -6,6 +6,7 @@ Exit codes (also in README.md and docs/cli.md):
   64                 usage error: bad option, nothing to run
   65                 the script has a syntax error, or a profile file is malformed
   66                 the script or module does not exist
+  69                 a requested limit cannot be enforced on this host
   70                 internal error in memgauge
   73                 an output file cannot be written (the profile is saved elsewhere, see message)
   126 / 127          the command cannot be executed / is not found
@@ -31,7 +32,7 @@ _RUN_FLAGS = {"--no-json", "--quiet", "-q", "--help", "-h", "--color", "--no-col
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}")
+        raise UsageError(message)
 
 
 def _top_parser() -> argparse.ArgumentParser:
@@ -90,7 +91,7 @@ def _split_run_argv(argv: list[str]) -> tuple[list[str], list[str]]:
         elif token in _RUN_FLAGS:
             i += 1
         elif token.startswith("-") and token not in ("-", "--") and not token.startswith("-m"):
-            raise UsageError(f"memgauge run: unknown option {token} (put the program after --)")
+            raise UsageError(f"unknown option {token} (put the program after --)")
         else:
             break
     return argv[:i], argv[i:]
@@ -112,7 +113,7 @@ def _cmd_run(argv: list[str]) -> int:
     own, rest = _split_run_argv(argv)
     args = _run_parser().parse_args(own)
     if not 0 < args.interval <= 10:
-        raise UsageError("memgauge run: --interval must be in (0, 10] seconds")
+        raise UsageError("--interval must be in (0, 10] seconds")
     target = parse_target(rest)
     json_path: Path | None = None
     if not args.no_json:
@@ -146,8 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv[:1] == ["run"]:
             return _cmd_run(argv[1:])
+        if not argv:
+            raise UsageError("give a command, e.g. 'memgauge run script.py' (see 'memgauge --help')")
         _top_parser().parse_args(argv)
-        raise UsageError("memgauge: give a command, e.g. 'memgauge run script.py'")
+        raise UsageError("give a command, e.g. 'memgauge run script.py'")
     except MemgaugeError as e:
         sys.stderr.write(f"memgauge: error: {e.message}\n")
         return e.exit_code

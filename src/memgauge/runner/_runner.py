@@ -24,7 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memgauge._errors import CommandNotExecutableError, CommandNotFoundError, TargetNotFoundError
+from memgauge._errors import (
+    CommandNotExecutableError,
+    CommandNotFoundError,
+    LimitError,
+    TargetNotFoundError,
+)
 from memgauge._profile import CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
 from memgauge._units import format_bytes
 from memgauge._version import __version__
@@ -54,6 +59,8 @@ class RunOptions:
     interval: float = 0.01
     cgroup: str = "auto"  # auto | v2 | v1 | off
     timeline_capacity: int = 2048
+    # enforced through the cgroup; LimitError when no cgroup can be made
+    memory_limit_bytes: int | None = None
     env: dict[str, str] | None = None
     cwd: str | None = None
     clock: Callable[[], float] = time.monotonic
@@ -126,6 +133,14 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
     group_reason = "disabled with --cgroup off"
     if options.cgroup != "off":
         group, group_reason = create_memory_group(options.cgroup)
+    if options.memory_limit_bytes is not None:
+        if group is None:
+            raise LimitError(f"cannot enforce a memory limit without a cgroup: {group_reason}")
+        try:
+            group.set_limit(options.memory_limit_bytes)
+        except OSError as e:
+            group.close()
+            raise LimitError(f"cannot set the cgroup memory limit: {e.strerror}") from e
     events_dir = tempfile.mkdtemp(prefix="memgauge-events-")
     env = dict(os.environ if options.env is None else options.env)
     env[ENV_EVENTS_DIR] = events_dir
@@ -150,8 +165,9 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             raise CommandNotFoundError(f"command not found: {target.value}") from e
         except PermissionError as e:
             raise CommandNotExecutableError(f"cannot execute {target.value}: {e.strerror}") from e
-        except subprocess.SubprocessError as e:
-            raise CommandNotExecutableError(f"cannot start {target.value}: {e}") from e
+        except (OSError, subprocess.SubprocessError) as e:
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            raise CommandNotExecutableError(f"cannot execute {target.value}: {reason}") from e
         builder = TimelineBuilder(options.interval, options.timeline_capacity)
         watcher = TreeWatcher(child.pid, group, builder, t0, clock)
         state = _RunState(child.pid)

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PROGRAMS = Path(__file__).parent / "programs"
+MIB = 1 << 20
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+    profile: dict[str, Any] | None
+
+
+def run_memgauge(
+    args: list[str],
+    tmp_path: Path,
+    *,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
+) -> Result:
+    """`python -m memgauge run --json <tmp>/profile.json ARGS` in a real child process."""
+    out = tmp_path / "profile.json"
+    if out.exists():
+        out.unlink()
+    cmd = [sys.executable, "-m", "memgauge", "run", "--json", str(out), *args]
+    proc = subprocess.run(
+        cmd,
+        input=input,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=cwd or tmp_path,
+        timeout=timeout,
+    )
+    profile = json.loads(out.read_text()) if out.exists() else None
+    return Result(proc.returncode, proc.stdout, proc.stderr, profile)
+
+
+def kernel_hwm_alone(script: Path, tmp_path: Path, *args: str) -> int:
+    """The kernel's VmHWM for the program run alone, without memgauge."""
+    out = tmp_path / "hwm.txt"
+    subprocess.run(
+        [sys.executable, str(PROGRAMS / "hwm_alone.py"), str(script), *args],
+        env={**os.environ, "HWM_OUT": str(out)},
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return int(out.read_text())
+
+
+@pytest.fixture
+def memgauge_run(tmp_path: Path) -> Callable[..., Result]:
+    def run(args: list[str], **kw: Any) -> Result:
+        return run_memgauge(args, tmp_path, **kw)
+
+    return run
