@@ -28,7 +28,10 @@ def test_public_api_is_exactly_all() -> None:
 
 def test_importing_memgauge_loads_no_heavy_modules() -> None:
     # measured processes import memgauge for `phase`: it must not drag rich, psutil or the runner in
-    code = "import sys, memgauge; print(sorted(m for m in sys.modules if m.split('.')[0] in {'rich','psutil','memgauge'}))"
+    code = (
+        "import sys, memgauge; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'rich', 'psutil', 'memgauge'}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = eval(out)
     assert not [m for m in loaded if m.startswith(("rich", "psutil"))]

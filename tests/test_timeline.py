@@ -10,7 +10,7 @@ def _check_aligned(tl: Timeline) -> None:
     n = len(tl.t_seconds)
     assert len(tl.tree_resident_bytes) == len(tl.cpu_user_seconds) == len(tl.cpu_system_seconds) == n
     for s in tl.processes:
-        assert 0 <= s.start_index and s.start_index + len(s.resident_bytes) <= n
+        assert s.start_index >= 0 and s.start_index + len(s.resident_bytes) <= n
 
 
 def test_thinning_keeps_spikes_and_doubles_interval() -> None:

@@ -1,6 +1,5 @@
 """Waits for SIGTERM or SIGINT; reports which arrived in a file, exits 7 (TERM) or 8 (INT)."""
 
-import os
 import signal
 import sys
 import time
