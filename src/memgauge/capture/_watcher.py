@@ -15,9 +15,19 @@ from memgauge.capture import _procfs
 from memgauge.capture._cgroup import MemoryGroup
 from memgauge.capture._timeline import TimelineBuilder
 
+BOOTSTRAP_MODULE = "memgauge.capture._child"
+
 # without a cgroup, children forked by threads other than the main one are found by a full /proc scan
 # every this many samples
 _FULL_SCAN_EVERY = 10
+
+
+def _user_cmdline(cmdline: list[str] | None) -> list[str] | None:
+    """The command line without memgauge's bootstrap, as the user would have run it."""
+    if cmdline and cmdline[1:3] == ["-m", BOOTSTRAP_MODULE] and len(cmdline) >= 5:
+        kind, rest = cmdline[3], cmdline[4:]
+        return [cmdline[0], *(["-m"] if kind == "module" else []), *rest]
+    return cmdline
 
 
 @dataclass
@@ -35,6 +45,7 @@ class WatchedProcess:
     user: float = 0.0
     system: float = 0.0
     alive: bool = True
+    replaced_by_exec: bool = False
 
 
 @dataclass
@@ -87,18 +98,27 @@ class TreeWatcher:
             st = _procfs.read_stat(pid)
             if st is None:
                 continue
-            hwm = _procfs.read_high_water(pid) or 0
             proc = self._live.get(pid)
+            if st.image == (0, 0):
+                # a zombie (or a kernel thread): no memory left to read, but its final CPU times
+                if proc is not None:
+                    proc.user, proc.system = st.user_seconds, st.system_seconds
+                    proc.last_seen = now
+                    seen.add(pid)
+                continue
+            hwm = _procfs.read_high_water(pid) or 0
             if proc is None or proc.image != st.image:
                 # new process, or the same pid after exec: a new program with its own high-water mark
                 if proc is not None:
-                    # CPU time survives exec, so the new record carries it; don't count it twice
-                    proc.alive, proc.user, proc.system = False, 0.0, 0.0
+                    # the image before exec was a fork sharing its parent's pages: its VmHWM is the
+                    # parent's memory, not its own (the ru_maxrss trap). CPU time survives exec, so the
+                    # new record carries it.
+                    proc.alive, proc.user, proc.system, proc.replaced_by_exec = False, 0.0, 0.0, True
                 proc = WatchedProcess(
                     pid=pid,
                     ppid=st.ppid,
                     image=st.image,
-                    cmdline=_procfs.read_cmdline(pid) or [st.comm],
+                    cmdline=_user_cmdline(_procfs.read_cmdline(pid)) or [f"[{st.comm}]"],
                     comm=st.comm,
                     first_seen=now,
                     last_seen=now,

@@ -122,13 +122,15 @@ class TerminalRenderer:
             pad_edge=False,
             header_style="bold",
         )
-        for name, justify in (("pid", "right"), ("peak", "right"), ("cpu", "right"), ("command", "left")):
-            table.add_column(name, justify=justify, no_wrap=name == "command", overflow="ellipsis")  # type: ignore[arg-type]
+        table.add_column("pid", justify="right", no_wrap=True, min_width=7)
+        table.add_column("peak", justify="right", no_wrap=True, min_width=9)
+        table.add_column("cpu", justify="right", no_wrap=True, min_width=8)
+        table.add_column("command", no_wrap=True, overflow="ellipsis", ratio=1)
         for proc in shown:
             table.add_row(
                 str(proc.pid),
                 format_bytes(proc.peak_resident_bytes),
                 format_seconds(proc.cpu_user_seconds + proc.cpu_system_seconds),
-                shlex.join(proc.cmdline) if proc.cmdline else "?",
+                shlex.join(proc.cmdline) if proc.cmdline else "(unknown)",
             )
         console.print(table)

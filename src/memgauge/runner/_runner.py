@@ -278,6 +278,7 @@ def _assemble(
             peak_exact=p.pid in exact and by_pid.get(p.pid) is p,
         )
         for p in watcher.processes
+        if not p.replaced_by_exec
     ]
     processes.sort(key=lambda r: (r.start_seconds, r.pid))
 

@@ -15,8 +15,7 @@ from memgauge._errors import (
     TargetNotFoundError,
     UsageError,
 )
-
-BOOTSTRAP_MODULE = "memgauge.capture._child"
+from memgauge.capture._watcher import BOOTSTRAP_MODULE
 
 
 @dataclass(frozen=True)
