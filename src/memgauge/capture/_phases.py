@@ -227,11 +227,14 @@ class Phase:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._open: list[tuple[PhaseTracker, OpenPhase]] = []
+        # created on first use: the no-op path allocates nothing but the object itself
+        self._open: list[tuple[PhaseTracker, OpenPhase]] | None = None
 
     def __enter__(self) -> Phase:
         tracker = _tracker if _env_checked else active_tracker()
         if tracker is not None:
+            if self._open is None:
+                self._open = []
             self._open.append((tracker, tracker.start(self.name)))
         return self
 
@@ -245,8 +248,14 @@ class Phase:
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with Phase(name):
+            tracker = _tracker if _env_checked else active_tracker()
+            if tracker is None:
                 return func(*args, **kwargs)
+            opened = tracker.start(name)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                tracker.end(opened)
 
         return wrapper  # type: ignore[return-value]
 
