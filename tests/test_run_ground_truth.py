@@ -246,3 +246,22 @@ def test_terminal_ctrl_c_reaches_the_program_once(tmp_path: Path) -> None:
         os.close(master)
     assert os.waitstatus_to_exitcode(status) == 8, output.decode(errors="replace")
     assert marker.read_text() == "SIGINT"
+
+
+def test_inprocess_profile_inside_run_does_not_erase_the_process_peak(tmp_path: Path) -> None:
+    # memgauge.profile() resets VmHWM; without the runner being told, a 300 MiB peak before it is lost
+    script = tmp_path / "nested.py"
+    script.write_text(
+        "import memgauge\n"
+        "b = b'x' * (300 * 2**20)\n"
+        "del b\n"
+        "with memgauge.profile():\n"
+        "    with memgauge.phase('inner'):\n"
+        "        pass\n"
+    )
+    r = run_memgauge(["--cgroup", "off", str(script)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    p = r.profile
+    assert p is not None
+    assert p["processes"][0]["peak_resident_bytes"] >= 300 * MIB
+    assert p["peak"]["resident_bytes"] >= 300 * MIB

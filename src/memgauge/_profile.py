@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +53,9 @@ class CpuTimes:
 class Peak:
     """The resident peak of the whole measured process tree.
 
-    ``method`` names how it was measured (see docs/measurement.md); the true peak lies within
-    ``[resident_bytes, resident_bytes + error_bound_bytes]``.
+    ``method`` names how it was measured (see docs/measurement.md). The true peak is within
+    ``error_bound_bytes`` of ``resident_bytes``: below it for the cgroup methods (the kernel's counter
+    runs ahead by its charge batch), above it for the sampled ones.
     """
 
     resident_bytes: int = 0
@@ -168,10 +169,13 @@ class Profile:
         if not isinstance(data, dict) or "schema_version" not in data:
             raise ProfileFormatError("not a memgauge profile (no schema_version)")
         version = data["schema_version"]
-        if version != SCHEMA_VERSION:
+        if type(version) is not int or version != SCHEMA_VERSION:
             raise ProfileFormatError(
                 f"profile schema_version {version!r} is not supported (this memgauge reads {SCHEMA_VERSION})"
             )
+        unknown = set(data) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ProfileFormatError(f"malformed memgauge profile: unknown fields {sorted(unknown)}")
         try:
             tl = dict(data.get("timeline") or {})
             tl["processes"] = [ProcessSeries(**s) for s in tl.get("processes", [])]

@@ -41,7 +41,8 @@ def machine_environment() -> dict[str, Any]:
     import psutil
 
     return {
-        "os": platform.platform(),
+        # platform.platform() would start a `uname -p` process, inside the tree being measured
+        "os": f"{platform.system()}-{platform.release()}-{platform.machine()}",
         "kernel": platform.release(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": len(os.sched_getaffinity(0)),

@@ -31,6 +31,7 @@ class _ListSink:
 
     def phase_started(self, phase: OpenPhase, high_water_before: int) -> None:
         self.opened[phase.id] = phase
+        _phases.report_high_water_reset(high_water_before)
 
     def phase_ended(self, closed: ClosedPhase) -> None:
         self.opened.pop(closed.phase.id, None)
@@ -78,6 +79,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
     def __enter__(self) -> profile:
         self._started_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         self._tracker.process_peak = 0
+        _phases.report_high_water_reset(self._source.high_water())
         self._reset = self._source.reset_high_water()
         self._t0 = self._clock()
         self._cpu0 = self._cpu()

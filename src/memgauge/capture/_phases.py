@@ -200,6 +200,21 @@ def active_tracker() -> PhaseTracker | None:
     return _tracker
 
 
+def report_high_water_reset(high_water_before: int) -> None:
+    """Tell the runner of ``memgauge run`` (if one measures this process) the ``VmHWM`` a reset is
+    about to erase, so the process's peak survives resets made outside its phase events (an
+    in-process ``memgauge.profile()`` and its phases)."""
+    directory = os.environ.get(ENV_EVENTS_DIR)
+    if directory and os.path.isdir(directory):
+        global _reset_writer
+        if _reset_writer is None:
+            _reset_writer = EventWriter(directory)
+        _reset_writer.write({"ev": "hwm_reset", "t": time.monotonic(), "hwm_before": high_water_before})
+
+
+_reset_writer: EventWriter | None = None
+
+
 def set_tracker(tracker: PhaseTracker | None) -> PhaseTracker | None:
     """Install ``tracker`` (None: the environment decides again); returns the previous one."""
     global _env_checked, _tracker

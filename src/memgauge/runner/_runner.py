@@ -198,6 +198,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             wall,
             _global_oom_kills() - oom_before,
             options.interval,
+            options.memory_limit_bytes,
         )
         profile.started_at = started_at
         return profile
@@ -230,6 +231,7 @@ def _assemble(
     wall: float,
     global_ooms: int,
     interval: float,
+    memory_limit: int | None,
 ) -> Profile:
     t0 = watcher.t0
     events = read_events(events_dir)
@@ -256,8 +258,10 @@ def _assemble(
             watcher.processes.append(proc)
         else:
             proc = found
-        if ev["ev"] == "phase_start":
+        if ev["ev"] in ("phase_start", "hwm_reset"):
             proc.peak = max(proc.peak, int(ev["hwm_before"]))
+        elif ev["ev"] == "phase_end":
+            proc.peak = max(proc.peak, int(ev["peak"]))
         elif ev["ev"] == "exit":
             proc.peak = max(proc.peak, int(ev["hwm"]))
             proc.last_seen = max(proc.last_seen, float(ev["t"]) - t0)
@@ -295,6 +299,7 @@ def _assemble(
         "cgroup": str(group.path) if group is not None else None,
         "cgroup_unavailable_reason": None if group is not None else group_reason,
         "sampling_interval_start_seconds": interval,
+        "memory_limit_bytes": memory_limit,
     }
     return Profile(
         command=target.display(),
