@@ -112,12 +112,19 @@ def _reap(state: _RunState, now: float) -> None:
         state.reaped[pid] = _Reaped(status, usage.ru_utime, usage.ru_stime, now)
 
 
+def _shares_our_group(pid: int) -> bool:
+    try:
+        return os.getpgid(pid) == os.getpgrp()
+    except ProcessLookupError:
+        return False
+
+
 def _handle(info: Any, state: _RunState, now: float) -> None:
     if info.si_signo == signal.SIGCHLD:
         _reap(state, now)
-    elif info.si_code <= 0 and not state.main_done:
-        # sent by a process (kill, sigqueue), not by the terminal to the whole foreground group,
-        # which already includes the child
+    elif not state.main_done and (info.si_code <= 0 or not _shares_our_group(state.main_pid)):
+        # forwarded when sent by a process (kill, sigqueue) rather than by the terminal to the
+        # whole foreground group, unless the program left that group (setsid, setpgid)
         with contextlib.suppress(ProcessLookupError):
             os.kill(state.main_pid, info.si_signo)
 
@@ -172,16 +179,23 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         watcher = TreeWatcher(child.pid, group, builder, t0, clock)
         state = _RunState(child.pid)
         next_sample = clock()
-        while not state.main_done:
-            watcher.sample()
-            next_sample += builder.interval
-            wait = next_sample - clock()
-            if wait < 0:
-                next_sample, wait = clock(), 0.0
-            info = signal.sigtimedwait(_WAITED, wait)
-            while info is not None:
-                _handle(info, state, clock() - t0)
-                info = signal.sigtimedwait(_WAITED, 0)
+        try:
+            while not state.main_done:
+                watcher.sample()
+                next_sample += builder.interval
+                wait = next_sample - clock()
+                if wait < 0:
+                    next_sample, wait = clock(), 0.0
+                info = signal.sigtimedwait(_WAITED, wait)
+                while info is not None:
+                    _handle(info, state, clock() - t0)
+                    info = signal.sigtimedwait(_WAITED, 0)
+        except BaseException:
+            # the measurement broke, the program did not: let it finish as if run directly
+            if not state.main_done:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(child.pid, 0)
+            raise
         wall = state.reaped[child.pid].at
         child.returncode = os.waitstatus_to_exitcode(state.reaped[child.pid].status)
         watcher.sample()
