@@ -31,7 +31,15 @@ def _report_exit(writer: EventWriter) -> None:
     hwm = _procfs.read_high_water("self") or 0
     if tracker is not None:
         hwm = max(hwm, tracker.process_peak)
-    writer.write({"ev": "exit", "t": time.monotonic(), "hwm": hwm, "env": program_environment()})
+    writer.write(
+        {
+            "ev": "exit",
+            "t": time.monotonic(),
+            "hwm": hwm,
+            "cmdline": _procfs.read_cmdline(os.getpid()),
+            "env": program_environment(),
+        }
+    )
 
 
 def _trim_traceback() -> None:

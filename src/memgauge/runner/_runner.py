@@ -280,6 +280,7 @@ def _assemble(
             proc.peak = max(proc.peak, int(ev["hwm"]))
             proc.last_seen = max(proc.last_seen, float(ev["t"]) - t0)
             exact.add(pid)
+            proc.cmdline = proc.cmdline or list(ev.get("cmdline") or [])
             if pid == state.main_pid or not program_env:
                 program_env = dict(ev.get("env") or {})
 
