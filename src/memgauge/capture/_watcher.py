@@ -22,7 +22,7 @@ BOOTSTRAP_MODULE = "memgauge.capture._child"
 _FULL_SCAN_EVERY = 10
 
 
-def _user_cmdline(cmdline: list[str] | None) -> list[str] | None:
+def user_cmdline(cmdline: list[str] | None) -> list[str] | None:
     """The command line without memgauge's bootstrap, as the user would have run it."""
     if cmdline and cmdline[1:3] == ["-m", BOOTSTRAP_MODULE] and len(cmdline) >= 5:
         kind, rest = cmdline[3], cmdline[4:]
@@ -118,7 +118,7 @@ class TreeWatcher:
                     pid=pid,
                     ppid=st.ppid,
                     image=st.image,
-                    cmdline=_user_cmdline(_procfs.read_cmdline(pid)) or [f"[{st.comm}]"],
+                    cmdline=user_cmdline(_procfs.read_cmdline(pid)) or [f"[{st.comm}]"],
                     comm=st.comm,
                     first_seen=now,
                     last_seen=now,

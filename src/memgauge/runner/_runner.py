@@ -39,7 +39,7 @@ from memgauge.capture._child import BOOTSTRAP_FAILED
 from memgauge.capture._environment import machine_environment
 from memgauge.capture._events import ENV_EVENTS_DIR, read_events
 from memgauge.capture._timeline import TimelineBuilder
-from memgauge.capture._watcher import TreeWatcher, WatchedProcess
+from memgauge.capture._watcher import TreeWatcher, WatchedProcess, user_cmdline
 from memgauge.runner._target import Target
 
 _FORWARDED = (
@@ -280,7 +280,7 @@ def _assemble(
             proc.peak = max(proc.peak, int(ev["hwm"]))
             proc.last_seen = max(proc.last_seen, float(ev["t"]) - t0)
             exact.add(pid)
-            proc.cmdline = proc.cmdline or list(ev.get("cmdline") or [])
+            proc.cmdline = proc.cmdline or user_cmdline(list(ev.get("cmdline") or [])) or []
             if pid == state.main_pid or not program_env:
                 program_env = dict(ev.get("env") or {})
 
