@@ -59,9 +59,10 @@ def program_environment() -> dict[str, Any]:
         module = sys.modules.get(name)
         if module is not None:
             libraries[name] = str(getattr(module, "__version__", "unknown"))
+    v = sys.version_info
     return {
-        "python": platform.python_version(),
-        "python_implementation": platform.python_implementation(),
+        "python": f"{v.major}.{v.minor}.{v.micro}",
+        "python_implementation": sys.implementation.name,
         "python_executable": sys.executable,
         "libraries": libraries,
     }

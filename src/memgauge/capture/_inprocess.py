@@ -14,13 +14,17 @@ import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from memgauge._profile import CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
 from memgauge._version import __version__
 from memgauge.capture import _phases
 from memgauge.capture._assemble import order_phases
 from memgauge.capture._environment import machine_environment, program_environment
-from memgauge.capture._phases import ClosedPhase, MemorySource, OpenPhase, PhaseTracker, ProcSelfSource
+from memgauge.capture._phases import ClosedPhase, OpenPhase, PhaseTracker, ProcSelfSource
+
+if TYPE_CHECKING:
+    from memgauge.capture._protocols import MemorySource
 from memgauge.capture._timeline import TimelineBuilder
 
 

@@ -8,13 +8,11 @@ where every imported module adds to the footprint being measured.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-@dataclass(frozen=True)
 class StatSample:
     """The fields of ``/proc/PID/stat`` we use.
 
@@ -23,12 +21,21 @@ class StatSample:
     earlier high-water mark belongs to the previous program.
     """
 
-    ppid: int
-    comm: str
-    resident_bytes: int
-    user_seconds: float
-    system_seconds: float
-    image: tuple[int, int]
+    # a plain class, not a dataclass: the measured process imports this module
+
+    __slots__ = ("comm", "image", "ppid", "resident_bytes", "system_seconds", "user_seconds")
+
+    def __init__(
+        self,
+        ppid: int,
+        comm: str,
+        resident_bytes: int,
+        user_seconds: float,
+        system_seconds: float,
+        image: tuple[int, int],
+    ) -> None:
+        self.ppid, self.comm, self.resident_bytes = ppid, comm, resident_bytes
+        self.user_seconds, self.system_seconds, self.image = user_seconds, system_seconds, image
 
 
 def read_stat(pid: int) -> StatSample | None:
