@@ -37,16 +37,25 @@ def _cgroup_memory_limit() -> int | None:
     return None
 
 
-def machine_environment() -> dict[str, Any]:
-    import psutil
+def _total_memory() -> int | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
 
+
+def machine_environment() -> dict[str, Any]:
     return {
         # platform.platform() would start a `uname -p` process, inside the tree being measured
         "os": f"{platform.system()}-{platform.release()}-{platform.machine()}",
         "kernel": platform.release(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": len(os.sched_getaffinity(0)),
-        "total_memory_bytes": psutil.virtual_memory().total,
+        "total_memory_bytes": _total_memory(),
         "memory_limit_bytes": _cgroup_memory_limit(),
         "hostname": platform.node(),
     }
