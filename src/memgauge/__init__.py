@@ -1,14 +1,13 @@
 """memgauge: how much memory and time your Python code needs, where it goes, and whether it fits.
 
-The public API. ``memgauge.phase`` is imported eagerly because measured programs call it on hot
-paths; everything else loads on first use so ``import memgauge`` stays cheap inside the processes
-memgauge measures.
+The public API. Every name loads on first use, so ``import memgauge`` stays cheap, both inside the
+processes memgauge measures and in ``memgauge run`` before it starts the program. A loaded name is
+cached in the module, so ``memgauge.phase`` on a hot path costs a plain attribute lookup.
 """
 
 from __future__ import annotations
 
 from memgauge._version import __version__
-from memgauge.capture._phases import phase
 
 # not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
 TYPE_CHECKING = False
@@ -18,6 +17,7 @@ if TYPE_CHECKING:
     from memgauge._errors import MemgaugeError
     from memgauge._profile import Profile, load_profile
     from memgauge.capture._inprocess import profile
+    from memgauge.capture._phases import phase
 
 __all__ = ["MemgaugeError", "Profile", "__version__", "load_profile", "phase", "profile"]
 
@@ -26,6 +26,7 @@ _LAZY = {
     "Profile": "memgauge._profile",
     "load_profile": "memgauge._profile",
     "profile": "memgauge.capture._inprocess",
+    "phase": "memgauge.capture._phases",
 }
 
 

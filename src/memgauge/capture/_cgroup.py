@@ -13,10 +13,11 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 from memgauge.capture._procfs import PAGE_SIZE
+
+# os.path, not pathlib, and no dataclass: this module is imported before the program starts, and
+# every millisecond spent importing is added to the run's wall time
 
 PREFIX = "memgauge-"
 # memcg charges the page counter in batches of 64 pages per CPU (MEMCG_CHARGE_BATCH), so the peak
@@ -60,10 +61,18 @@ def _own_paths() -> dict[str, str]:
     return paths
 
 
-@dataclass
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
 class MemoryGroup:
-    path: Path
-    version: int
+    def __init__(self, path: str, version: int) -> None:
+        self.path = path
+        self.version = version
+
+    def __repr__(self) -> str:
+        return f"MemoryGroup({self.path!r}, v{self.version})"
 
     @property
     def method(self) -> str:
@@ -74,7 +83,8 @@ class MemoryGroup:
         return _CHARGE_BATCH_PAGES * PAGE_SIZE * (os.cpu_count() or 1)
 
     def _read(self, name: str) -> str:
-        return (self.path / name).read_text()
+        with open(os.path.join(self.path, name)) as f:
+            return f.read()
 
     def _read_int(self, name: str) -> int:
         try:
@@ -84,7 +94,7 @@ class MemoryGroup:
 
     @property
     def procs_file(self) -> str:
-        return str(self.path / "cgroup.procs")
+        return os.path.join(self.path, "cgroup.procs")
 
     def pids(self) -> list[int]:
         try:
@@ -112,19 +122,19 @@ class MemoryGroup:
     def set_limit(self, limit_bytes: int) -> None:
         """Enforce a memory limit on the group: past it the kernel reclaims, then OOM-kills."""
         name = "memory.max" if self.version == 2 else "memory.limit_in_bytes"
-        (self.path / name).write_text(str(limit_bytes))
+        _write(os.path.join(self.path, name), str(limit_bytes))
 
     def close(self, timeout: float = 2.0) -> None:
         """Move processes still in the group (daemons the program left) to the parent group, then
         remove the group. Memory still charged to it is handed to the parent by the kernel."""
-        parent_procs = self.path.parent / "cgroup.procs"
+        parent_procs = os.path.join(os.path.dirname(self.path), "cgroup.procs")
         deadline = time.monotonic() + timeout
         while True:
             for pid in self.pids():
                 with contextlib.suppress(OSError):
-                    parent_procs.write_text(str(pid))
+                    _write(parent_procs, str(pid))
             try:
-                self.path.rmdir()
+                os.rmdir(self.path)
                 return
             except FileNotFoundError:
                 return
@@ -134,12 +144,16 @@ class MemoryGroup:
                 time.sleep(0.02)
 
 
-def _remove_stale(parent: Path) -> None:
-    for child in parent.glob(PREFIX + "*"):
-        owner = child.name[len(PREFIX) :].split("-", 1)[0]
-        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+def _remove_stale(parent: str) -> None:
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        owner = name[len(PREFIX) :].split("-", 1)[0]
+        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
             with contextlib.suppress(OSError):
-                child.rmdir()
+                os.rmdir(os.path.join(parent, name))
 
 
 def create_memory_group(prefer: str = "auto") -> tuple[MemoryGroup | None, str]:
@@ -157,24 +171,27 @@ def create_memory_group(prefer: str = "auto") -> tuple[MemoryGroup | None, str]:
         if key not in mounts or key not in own:
             reasons.append(f"no cgroup {key} memory hierarchy")
             continue
-        parent = Path(mounts[key] + own[key].rstrip("/"))
+        parent = mounts[key] + own[key].rstrip("/")
         if version == 2:
             try:
-                delegated = "memory" in (parent / "cgroup.subtree_control").read_text().split()
+                with open(os.path.join(parent, "cgroup.subtree_control")) as f:
+                    delegated = "memory" in f.read().split()
             except OSError:
                 delegated = False
             if not delegated:
                 reasons.append("cgroup v2 memory controller not delegated to memgauge's cgroup")
                 continue
         _remove_stale(parent)
-        path = parent / name
+        path = os.path.join(parent, name)
         try:
-            path.mkdir()
+            os.mkdir(path)
         except OSError as e:
             reasons.append(f"cannot create a cgroup {key} group in {parent}: {e.strerror}")
             continue
         group = MemoryGroup(path, version)
-        if not (path / ("memory.peak" if version == 2 else "memory.max_usage_in_bytes")).exists():
+        if not os.path.exists(
+            os.path.join(path, "memory.peak" if version == 2 else "memory.max_usage_in_bytes")
+        ):
             group.close()
             reasons.append(f"cgroup {key} has no peak counter (kernel too old)")
             continue

@@ -16,10 +16,8 @@ import time
 import types
 
 from memgauge.capture import _procfs
-from memgauge.capture._events import ENV_EVENTS_DIR, EventWriter
+from memgauge.capture._events import BOOTSTRAP_FAILED, ENV_EVENTS_DIR, EventWriter
 
-# exit code the runner recognises as "the child reported a usage problem in an event"
-BOOTSTRAP_FAILED = 249
 _OWN_FILES = frozenset({__file__, runpy.__file__ or "", "<frozen runpy>"})
 
 

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 ENV_EVENTS_DIR = "MEMGAUGE_EVENTS_DIR"
+# the measured Python process runs `python -m BOOTSTRAP_MODULE script|module TARGET ARGS`
+BOOTSTRAP_MODULE = "memgauge.capture._child"
+# exit code of the bootstrap when it reported a problem with the user's input as an event
+BOOTSTRAP_FAILED = 249
 
 
 class EventWriter:

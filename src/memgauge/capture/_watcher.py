@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 
 from memgauge.capture import _procfs
 from memgauge.capture._cgroup import MemoryGroup
+from memgauge.capture._events import BOOTSTRAP_MODULE
 from memgauge.capture._timeline import TimelineBuilder
-
-BOOTSTRAP_MODULE = "memgauge.capture._child"
 
 # without a cgroup, children forked by threads other than the main one are found by a full /proc scan
 # every this many samples

@@ -16,11 +16,9 @@ Exit codes (also in README.md and docs/cli.md):
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import os
 import sys
-import tempfile
-from pathlib import Path
+import time
 
 from memgauge._errors import InternalError, MemgaugeError, OutputError, UsageError
 from memgauge._version import __version__
@@ -97,13 +95,13 @@ def _split_run_argv(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv[:i], argv[i:]
 
 
-def _check_writable(path: Path) -> None:
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
+def _check_writable(path: str) -> None:
+    parent = os.path.dirname(path) or "."
+    if os.path.isdir(path):
         raise OutputError(f"cannot write profile to {path}: it is a directory")
-    if not parent.is_dir():
+    if not os.path.isdir(parent):
         raise OutputError(f"cannot write profile to {path}: no directory {parent}")
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise OutputError(f"cannot write profile to {path}: permission denied")
 
 
@@ -115,10 +113,10 @@ def _cmd_run(argv: list[str]) -> int:
     if not 0 < args.interval <= 10:
         raise UsageError("--interval must be in (0, 10] seconds")
     target = parse_target(rest)
-    json_path: Path | None = None
+    json_path: str | None = None
     if not args.no_json:
-        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        json_path = Path(args.json) if args.json else Path(f"memgauge-{target.name}-{stamp}.json")
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        json_path = args.json or f"memgauge-{target.name}-{stamp}.json"
         _check_writable(json_path)
     profile = run_program(target, RunOptions(interval=args.interval, cgroup=args.cgroup))
     color = sys.stderr.isatty() if args.color is None else args.color
@@ -133,6 +131,8 @@ def _cmd_run(argv: list[str]) -> int:
         try:
             profile.save(json_path)
         except OutputError as e:
+            import tempfile
+
             fd, fallback = tempfile.mkstemp(prefix=f"memgauge-{target.name}-", suffix=".json")
             os.close(fd)
             profile.save(fallback)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from dataclasses import dataclass, field
 from typing import Literal
 
 from memgauge._errors import (
@@ -15,14 +14,30 @@ from memgauge._errors import (
     TargetNotFoundError,
     UsageError,
 )
-from memgauge.capture._watcher import BOOTSTRAP_MODULE
+from memgauge.capture._events import BOOTSTRAP_MODULE
 
 
-@dataclass(frozen=True)
 class Target:
-    kind: Literal["script", "module", "command"]
-    value: str
-    args: list[str] = field(default_factory=list)
+    """``kind`` script | module | command, the script path, module name or command, its arguments."""
+
+    __slots__ = ("args", "kind", "value")
+
+    def __init__(
+        self, kind: Literal["script", "module", "command"], value: str, args: list[str] | None = None
+    ) -> None:
+        self.kind, self.value, self.args = kind, value, list(args or [])
+
+    def __repr__(self) -> str:
+        return f"Target({self.kind!r}, {self.value!r}, {self.args!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Target) and (self.kind, self.value, self.args) == (
+            other.kind,
+            other.value,
+            other.args,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
 
     def argv(self) -> list[str]:
         """The command line the child process executes."""
