@@ -14,7 +14,7 @@ import contextlib
 import os
 import time
 
-from memgauge.capture._procfs import PAGE_SIZE
+from memgauge.capture._procfs import PAGE_SIZE, OpenFiles
 
 # os.path, not pathlib, and no dataclass: this module is imported before the program starts, and
 # every millisecond spent importing is added to the run's wall time
@@ -70,6 +70,7 @@ class MemoryGroup:
     def __init__(self, path: str, version: int) -> None:
         self.path = path
         self.version = version
+        self._files = OpenFiles()
 
     def __repr__(self) -> str:
         return f"MemoryGroup({self.path!r}, v{self.version})"
@@ -83,8 +84,10 @@ class MemoryGroup:
         return _CHARGE_BATCH_PAGES * PAGE_SIZE * (os.cpu_count() or 1)
 
     def _read(self, name: str) -> str:
-        with open(os.path.join(self.path, name)) as f:
-            return f.read()
+        raw = self._files.read(os.path.join(self.path, name))
+        if raw is None:
+            raise OSError(f"cannot read {name} of {self.path}")
+        return raw.decode()
 
     def _read_int(self, name: str) -> int:
         try:
@@ -97,8 +100,10 @@ class MemoryGroup:
         return os.path.join(self.path, "cgroup.procs")
 
     def pids(self) -> list[int]:
+        # opened afresh each time: cgroup v1 builds the pid list once per open file
         try:
-            return [int(x) for x in self._read("cgroup.procs").split()]
+            with open(self.procs_file, "rb") as f:
+                return [int(x) for x in f.read().split()]
         except (OSError, ValueError):
             return []
 
@@ -133,6 +138,7 @@ class MemoryGroup:
             for pid in self.pids():
                 with contextlib.suppress(OSError):
                     _write(parent_procs, str(pid))
+            self._files.close_all()
             try:
                 os.rmdir(self.path)
                 return

@@ -62,6 +62,7 @@ class TreeWatcher:
     _known: set[int] = field(default_factory=set)
     _samples: int = 0
     _group_peak: int = -1
+    _files: _procfs.OpenFiles = field(default_factory=_procfs.OpenFiles)
 
     def _discover(self) -> list[int]:
         if self.group is not None:
@@ -94,7 +95,8 @@ class TreeWatcher:
         per_process: dict[int, int] = {}
         seen: set[int] = set()
         for pid in self._discover():
-            st = _procfs.read_stat(pid)
+            raw = self._files.read(f"/proc/{pid}/stat")
+            st = _procfs.parse_stat(raw) if raw else None
             if st is None:
                 continue
             proc = self._live.get(pid)
@@ -105,7 +107,8 @@ class TreeWatcher:
                     proc.last_seen = now
                     seen.add(pid)
                 continue
-            hwm = _procfs.read_high_water(pid) or 0
+            status = self._files.read(f"/proc/{pid}/status")
+            hwm = _procfs.parse_high_water(status) if status else 0
             if proc is None or proc.image != st.image:
                 # new process, or the same pid after exec: a new program with its own high-water mark
                 if proc is not None:
@@ -132,6 +135,7 @@ class TreeWatcher:
             seen.add(pid)
         for pid in [p for p in self._live if p not in seen]:
             self._live.pop(pid).alive = False
+            self._files.close_prefix(f"/proc/{pid}/")
         tree = sum(per_process.values())
         if tree > self.max_sampled_tree:
             self.max_sampled_tree, self.max_sampled_tree_at = tree, now
@@ -145,3 +149,6 @@ class TreeWatcher:
         system = sum(p.system for p in self.processes)
         self.builder.add(now, tree, user, system, per_process, usage)
         self._samples += 1
+
+    def close(self) -> None:
+        self._files.close_all()

@@ -195,6 +195,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         wall = state.reaped[child.pid].at
         child.returncode = os.waitstatus_to_exitcode(state.reaped[child.pid].status)
         watcher.sample()
+        watcher.close()
         # signals that arrived as the child ended (a second Ctrl-C) must not hit memgauge
         while signal.sigtimedwait(_WAITED, 0) is not None:
             _reap(state, clock() - t0)
