@@ -265,3 +265,21 @@ def test_inprocess_profile_inside_run_does_not_erase_the_process_peak(tmp_path: 
     assert p is not None
     assert p["processes"][0]["peak_resident_bytes"] >= 300 * MIB
     assert p["peak"]["resident_bytes"] >= 300 * MIB
+
+
+@needs_cgroup
+def test_memory_limit_of_the_enclosing_cgroup_is_found(tmp_path: Path) -> None:
+    # the program runs inside a group limited to 512 MiB: the limit memgauge reports for a process
+    # is the smallest over its cgroup and that cgroup's ancestors
+    from memgauge.runner import RunOptions, Target, run_program
+
+    script = tmp_path / "limit.py"
+    out = tmp_path / "limit.txt"
+    script.write_text(
+        "from memgauge.capture._cgroup import memory_limit\n"
+        f"open({str(out)!r}, 'w').write(str(memory_limit()))\n"
+    )
+    profile = run_program(Target("script", str(script)), RunOptions(memory_limit_bytes=512 * MIB))
+    assert profile.exit.code == 0
+    assert out.read_text() == str(512 * MIB)
+    assert profile.environment["measurement"]["memory_limit_bytes"] == 512 * MIB

@@ -61,6 +61,32 @@ def _own_paths() -> dict[str, str]:
     return paths
 
 
+def memory_limit() -> int | None:
+    """The memory limit that applies to memgauge's own process: the smallest limit of its memory
+    cgroup and that cgroup's ancestors (a container's limit is often set on an ancestor), v2
+    ``memory.max`` or v1 ``memory.limit_in_bytes``; None when nothing is limited."""
+    mounts, own = _mounts(), _own_paths()
+    limits: list[int] = []
+    for key, name in (("v2", "memory.max"), ("v1", "memory.limit_in_bytes")):
+        if key not in mounts or key not in own:
+            continue
+        root = mounts[key]
+        path = root + own[key].rstrip("/")
+        while path.startswith(root):
+            try:
+                with open(os.path.join(path, name)) as f:
+                    raw = f.read().strip()
+            except OSError:
+                raw = "max"
+            # v1 writes "no limit" as a huge page-aligned number
+            if raw != "max" and int(raw) < (1 << 62):
+                limits.append(int(raw))
+            if path == root:
+                break
+            path = os.path.dirname(path)
+    return min(limits) if limits else None
+
+
 def _write(path: str, text: str) -> None:
     with open(path, "w") as f:
         f.write(text)

@@ -7,34 +7,10 @@ import platform
 import sys
 from typing import Any
 
+from memgauge.capture._cgroup import memory_limit
+
 # libraries whose version changes memory behaviour; reported only when the program imported them
 WATCHED_LIBRARIES = ("numpy", "pandas", "sklearn", "scipy", "torch", "tensorflow", "jax", "polars", "pyarrow")
-
-
-def _cgroup_memory_limit() -> int | None:
-    """The memory limit of this process's cgroup (v2 ``memory.max`` or v1 ``limit_in_bytes``)."""
-    try:
-        with open("/proc/self/cgroup") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        if controllers == "":
-            candidate = f"/sys/fs/cgroup{path}/memory.max"
-        elif "memory" in controllers.split(","):
-            candidate = f"/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"
-        else:
-            continue
-        try:
-            with open(candidate) as f:
-                raw = f.read().strip()
-        except OSError:
-            continue
-        # v1 reports "no limit" as a huge page-aligned number
-        if raw != "max" and int(raw) < (1 << 62):
-            return int(raw)
-    return None
 
 
 def _total_memory() -> int | None:
@@ -56,7 +32,7 @@ def machine_environment() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "cpu_affinity": len(os.sched_getaffinity(0)),
         "total_memory_bytes": _total_memory(),
-        "memory_limit_bytes": _cgroup_memory_limit(),
+        "memory_limit_bytes": memory_limit(),
         "hostname": platform.node(),
     }
 

@@ -1,7 +1,7 @@
 """The watcher outside the measured process: samples the process tree from ``/proc``.
 
 It runs in memgauge's own process, so the program pays nothing for it but a share of a CPU core
-(about 30 µs per live process per sample). Peaks never come from these samples alone: per-process
+(about 25 µs a sample for one process). Peaks never come from these samples alone: per-process
 peaks come from ``VmHWM`` (a kernel high-water mark, exact between samples) and the tree peak from
 the cgroup when there is one.
 """
