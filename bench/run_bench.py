@@ -1,9 +1,9 @@
 """Benchmark memgauge against running plain and against peer profilers (memray, scalene, mprof).
 
 Runs every workload in ``bench/workloads/`` plain, through ``bench/_hwm.py`` (the kernel's VmHWM, the
-reference peak), and under each installed tool, round-robin: each repetition runs every tool once per
-workload, in an order rotated per repetition, so slow drift of the machine (page cache, thermal, other
-load) spreads over all tools instead of landing on one. Prints markdown tables and writes the raw runs
+reference peak), and under each installed tool: each repetition runs every tool once per workload, in a
+seeded random order per workload and repetition, so slow drift of the machine (page cache, thermal,
+other load) spreads over all tools instead of landing on one. Prints markdown tables and writes the raw runs
 and the summary as JSON to ``bench/results/``.
 
     .venv/bin/python bench/run_bench.py              # full: 5 repetitions
@@ -24,6 +24,7 @@ import io
 import json
 import os
 import platform
+import random
 import shutil
 import signal
 import subprocess
@@ -182,11 +183,14 @@ def _run_all(
     timeout: float,
 ) -> list[RunRecord]:
     records: list[RunRecord] = []
+    shuffler = random.Random(20261121)
     for rep in range(reps):
-        # rotate the tool order each repetition: no tool always runs first, or right after a
-        # tool that leaves the machine in some state (dirty page cache, a busy core)
-        order = tools[rep % len(tools) :] + tools[: rep % len(tools)]
         for name, script in workloads.items():
+            # a fresh random tool order for every workload of every repetition (seeded, so a run
+            # can be repeated): no tool always runs first, or right after a tool that leaves the
+            # machine in some state (freed memory slow to fault in again, dirty page cache)
+            order = list(tools)
+            shuffler.shuffle(order)
             _warm_up(script, warmup)
             for position, (tool, exe) in enumerate(order):
                 out = tmp / f"{rep}-{name}-{tool.name}"

@@ -1,4 +1,4 @@
-"""Half waiting, half computing (~2 s): ~1 s of sleep (I/O, a remote call), then ~1 s of pure-Python
+"""Half waiting, half computing (~3 s): 1.5 s of sleep (I/O, a remote call), then ~1.5 s of pure-Python
 arithmetic and a 100 MiB numpy array. Tools that sample on a timer cost little while it sleeps."""
 
 import time
@@ -9,7 +9,7 @@ MIB = 1 << 20
 
 
 def wait() -> None:
-    time.sleep(1.0)
+    time.sleep(1.5)
 
 
 def compute(n: int) -> int:
@@ -22,4 +22,4 @@ def compute(n: int) -> int:
 if __name__ == "__main__":
     wait()
     a = np.ones(100 * MIB // 8)  # 100 MiB, touched
-    print(compute(15_000_000), a.nbytes // MIB)
+    print(compute(25_000_000), a.nbytes // MIB)
