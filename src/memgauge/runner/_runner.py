@@ -19,7 +19,13 @@ import subprocess
 import time
 from typing import TYPE_CHECKING, Any
 
-from memgauge._errors import CommandNotExecutableError, CommandNotFoundError, LimitError
+from memgauge._errors import (
+    CommandNotExecutableError,
+    CommandNotFoundError,
+    InternalError,
+    LimitError,
+    OutputError,
+)
 from memgauge.capture._cgroup import MemoryGroup, create_memory_group
 from memgauge.capture._events import ENV_EVENTS_DIR
 from memgauge.runner._state import Reaped, RunState
@@ -89,6 +95,16 @@ def _global_oom_kills() -> int:
     return 0
 
 
+def _make_events_dir() -> str:
+    base = os.environ.get("TMPDIR") or "/tmp"
+    path = os.path.join(base, f"memgauge-events-{os.getpid()}-{time.monotonic_ns()}")
+    try:
+        os.mkdir(path, 0o700)
+    except OSError as e:
+        raise OutputError(f"cannot create a working directory in {base}: {e.strerror}") from e
+    return path
+
+
 def _reap(state: RunState, now: float) -> None:
     while True:
         try:
@@ -126,33 +142,31 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
     clock = options.clock
     group: MemoryGroup | None = None
     group_reason = "disabled with --cgroup off"
-    if options.cgroup != "off":
-        group, group_reason = create_memory_group(options.cgroup)
-    if options.memory_limit_bytes is not None:
-        if group is None:
-            raise LimitError(f"cannot enforce a memory limit without a cgroup: {group_reason}")
-        try:
-            group.set_limit(options.memory_limit_bytes)
-        except OSError as e:
-            group.close()
-            raise LimitError(f"cannot set the cgroup memory limit: {e.strerror}") from e
-    events_dir = os.path.join(
-        os.environ.get("TMPDIR") or "/tmp", f"memgauge-events-{os.getpid()}-{time.monotonic_ns()}"
-    )
-    os.mkdir(events_dir, 0o700)
-    env = dict(os.environ if options.env is None else options.env)
-    env[ENV_EVENTS_DIR] = events_dir
+    events_dir: str | None = None
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _WAITED)
-    oom_before = _global_oom_kills()
-
-    def preexec() -> None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        if group is not None:
-            with open(group.procs_file, "w") as f:
-                f.write(str(os.getpid()))
-
-    started_at = time.time()
     try:
+        if options.cgroup != "off":
+            group, group_reason = create_memory_group(options.cgroup)
+        if options.memory_limit_bytes is not None:
+            if group is None:
+                raise LimitError(f"cannot enforce a memory limit without a cgroup: {group_reason}")
+            try:
+                group.set_limit(options.memory_limit_bytes)
+            except OSError as e:
+                raise LimitError(f"cannot set the cgroup memory limit: {e.strerror}") from e
+        events_dir = _make_events_dir()
+        env = dict(os.environ if options.env is None else options.env)
+        env[ENV_EVENTS_DIR] = events_dir
+        oom_before = _global_oom_kills()
+        procs_file = group.procs_file if group is not None else None
+
+        def preexec() -> None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            if procs_file is not None:
+                with open(procs_file, "w") as f:
+                    f.write(str(os.getpid()))
+
+        started_at = time.time()
         t0 = clock()
         try:
             # preexec_fn is safe here: memgauge has started no thread yet
@@ -162,9 +176,10 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             raise CommandNotFoundError(f"command not found: {target.value}") from e
         except PermissionError as e:
             raise CommandNotExecutableError(f"cannot execute {target.value}: {e.strerror}") from e
-        except (OSError, subprocess.SubprocessError) as e:
-            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            raise CommandNotExecutableError(f"cannot execute {target.value}: {reason}") from e
+        except OSError as e:
+            raise CommandNotExecutableError(f"cannot execute {target.value}: {e.strerror or e}") from e
+        except subprocess.SubprocessError as e:  # raised by preexec: joining the cgroup failed
+            raise InternalError(f"cannot start the program in its cgroup ({e}); try --cgroup off") from e
         # the program runs: now import what measuring and reporting need
         _set_subreaper()
         from memgauge.capture._timeline import TimelineBuilder
@@ -221,4 +236,5 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         if group is not None:
             group.close()
-        shutil.rmtree(events_dir, ignore_errors=True)
+        if events_dir is not None:
+            shutil.rmtree(events_dir, ignore_errors=True)
