@@ -47,6 +47,9 @@ class Sink:
     def phase_ended(self, closed: ClosedPhase) -> None:
         self.closed.append(closed)
 
+    def high_water_reset(self, high_water_before: int) -> None:
+        self.started.append(("<reset>", high_water_before))
+
 
 class Clock:
     def __init__(self) -> None:
@@ -173,3 +176,93 @@ def test_decorator_and_context_manager_share_the_active_tracker(n: int) -> None:
     with memgauge.phase("after"):
         pass
     assert len(sink.closed) == n + 1
+
+
+def test_a_nested_tracker_reports_its_resets_upstream() -> None:
+    # memgauge.profile() inside a measured run: its phases reset VmHWM, the outer tracker's open
+    # phase and process peak must keep what those resets erase
+    mem, outer_sink = FakeMemory(), Sink()
+    outer = PhaseTracker(mem, outer_sink, Clock())
+    inner_sink = Sink()
+    inner = PhaseTracker(mem, inner_sink, Clock(), upstream=outer)
+    o = outer.start("outer")
+    mem.set(900)  # outer's peak, before the inner tracker's phase resets VmHWM
+    mem.set(100)
+    i = inner.start("inner")
+    mem.set(300)
+    inner.end(i)
+    outer.end(o)
+    assert peaks(outer_sink) == {"outer": (900, True)}
+    assert peaks(inner_sink) == {"inner": (300, True)}
+    assert ("<reset>", 900) in outer_sink.started
+    assert outer.high_water_seen() == 900
+
+
+def _with_tracker(tracker: PhaseTracker) -> PhaseTracker | None:
+    from memgauge.capture import _phases
+
+    return _phases.set_tracker(tracker)
+
+
+def test_one_phase_object_shared_by_threads_closes_each_threads_own_phase() -> None:
+    import memgauge
+    from memgauge.capture import _phases
+
+    mem, sink, tr = make()
+    previous = _with_tracker(tr)
+    shared = memgauge.phase("work")
+    a_inside, b_done = threading.Event(), threading.Event()
+
+    def a() -> None:
+        with shared:
+            a_inside.set()
+            b_done.wait(5)  # A's phase stays open while B enters and leaves the same object
+
+    def b() -> None:
+        a_inside.wait(5)
+        with shared:
+            mem.set(500)
+        b_done.set()
+
+    try:
+        ta, tb = threading.Thread(target=a, name="A"), threading.Thread(target=b, name="B")
+        ta.start()
+        tb.start()
+        ta.join()
+        tb.join()
+    finally:
+        _phases.set_tracker(previous)
+    closed = {c.phase.thread: c for c in sink.closed}
+    assert set(closed) == {"A", "B"}
+    assert sink.closed[0].phase.thread == "B"  # B's phase ends first, and it is B's
+    assert closed["A"].end > closed["B"].end
+
+
+def test_async_and_generator_functions_are_measured_while_they_run() -> None:
+    import asyncio
+
+    import memgauge
+    from memgauge.capture import _phases
+
+    mem, sink, tr = make()
+    previous = _with_tracker(tr)
+    try:
+
+        @memgauge.phase("coro")
+        async def coro() -> int:
+            await asyncio.sleep(0)
+            mem.set(700)
+            return 7
+
+        @memgauge.phase("gen")
+        def gen() -> object:
+            yield 1
+            mem.set(400)
+            yield 2
+
+        assert asyncio.run(coro()) == 7
+        mem.set(100)
+        assert list(gen()) == [1, 2]  # type: ignore[call-overload]
+    finally:
+        _phases.set_tracker(previous)
+    assert peaks(sink) == {"coro": (700, True), "gen": (400, True)}

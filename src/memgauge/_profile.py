@@ -8,6 +8,7 @@ only read one. Plain data only (numbers, strings, lists), so ``to_dict`` is ``js
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -18,9 +19,12 @@ from typing import Any
 from memgauge._errors import OutputError, ProfileFormatError
 
 SCHEMA_VERSION = 1
+# in peak.notes when sampling missed part of the tree, so error_bound_bytes bounds nothing
+UNBOUNDED_NOTE = "some processes were seen in a sampled sum but have no record: the error bound is unknown"
 
 __all__ = [
     "SCHEMA_VERSION",
+    "UNBOUNDED_NOTE",
     "CpuTimes",
     "ExitStatus",
     "Peak",
@@ -155,12 +159,19 @@ class Profile:
         """Write the profile as JSON, atomically: a crash never leaves half a file."""
         target = Path(path)
         text = self.to_json()
+        tmp = None
         try:
             fd, tmp = tempfile.mkstemp(prefix=".memgauge-", suffix=".json", dir=target.parent or ".")
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)  # as an ordinary open() would create it, not mkstemp's 0600
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
             os.replace(tmp, target)
         except OSError as e:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
             raise OutputError(f"cannot write profile to {target}: {e.strerror or e}") from e
         return target
 

@@ -9,9 +9,11 @@ def format_bytes(n: float, *, signed: bool = False) -> str:
     sign = "-" if n < 0 else ("+" if signed and n > 0 else "")
     value = abs(float(n))
     for unit in _BYTE_UNITS:
-        if value < 1024 or unit == _BYTE_UNITS[-1]:
+        # compare what will be printed, so 1048575 B reads "1.0 MiB", not "1024 KiB"
+        shown = round(value) if value >= 100 or unit == "B" else round(value, 1)
+        if shown < 1024 or unit == _BYTE_UNITS[-1]:
             if unit == "B":
-                return f"{sign}{int(value)} B"
+                return f"{sign}{int(shown)} B"
             return f"{sign}{value:.1f} {unit}" if value < 100 else f"{sign}{value:.0f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")
@@ -24,6 +26,8 @@ def format_seconds(s: float) -> str:
         return f"{s * 1e3:.0f} ms"
     if s < 60:
         return f"{s:.2f} s"
-    if s < 3600:
-        return f"{int(s // 60)} min {s % 60:.0f} s"
-    return f"{int(s // 3600)} h {int(s % 3600 // 60)} min"
+    if s < 3599.5:
+        whole = round(s)
+        return f"{whole // 60} min {whole % 60} s"
+    minutes = round(s / 60)
+    return f"{minutes // 60} h {minutes % 60} min"

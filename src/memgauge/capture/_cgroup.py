@@ -25,9 +25,10 @@ PREFIX = "memgauge-"
 _CHARGE_BATCH_PAGES = 64
 
 
-def _mounts() -> dict[str, str]:
-    """Mount point of the cgroup2 hierarchy (key 'v2') and of the v1 memory controller ('v1')."""
-    found: dict[str, str] = {}
+def _mounts() -> dict[str, tuple[str, str]]:
+    """(mount point, root of the hierarchy mounted there) of the cgroup2 hierarchy (key 'v2') and
+    of the v1 memory controller ('v1'). The root is '/' unless a container mounted a subtree."""
+    found: dict[str, tuple[str, str]] = {}
     try:
         with open("/proc/self/mountinfo") as f:
             lines = f.read().splitlines()
@@ -36,12 +37,27 @@ def _mounts() -> dict[str, str]:
     for line in lines:
         left, _, right = line.partition(" - ")
         fstype, _source, options = [*right.split(), "", ""][:3]
-        mount_point = left.split()[4]
+        fields = left.split()
+        root, mount_point = fields[3], fields[4]
         if fstype == "cgroup2" and "v2" not in found:
-            found["v2"] = mount_point
+            found["v2"] = (mount_point, root)
         elif fstype == "cgroup" and "memory" in options.split(","):
-            found["v1"] = mount_point
+            found["v1"] = (mount_point, root)
     return found
+
+
+def _own_dirs() -> dict[str, tuple[str, str]]:
+    """(directory of this process's own cgroup, mount point) per hierarchy, 'v2' and 'v1'."""
+    mounts, own = _mounts(), _own_paths()
+    dirs: dict[str, tuple[str, str]] = {}
+    for key, (mount_point, root) in mounts.items():
+        if key not in own:
+            continue
+        path = own[key]
+        if root != "/" and (path == root or path.startswith(root + "/")):
+            path = path[len(root) :]
+        dirs[key] = (mount_point.rstrip("/") + path.rstrip("/"), mount_point.rstrip("/"))
+    return dirs
 
 
 def _own_paths() -> dict[str, str]:
@@ -65,13 +81,12 @@ def memory_limit() -> int | None:
     """The memory limit that applies to memgauge's own process: the smallest limit of its memory
     cgroup and that cgroup's ancestors (a container's limit is often set on an ancestor), v2
     ``memory.max`` or v1 ``memory.limit_in_bytes``; None when nothing is limited."""
-    mounts, own = _mounts(), _own_paths()
+    dirs = _own_dirs()
     limits: list[int] = []
     for key, name in (("v2", "memory.max"), ("v1", "memory.limit_in_bytes")):
-        if key not in mounts or key not in own:
+        if key not in dirs:
             continue
-        root = mounts[key]
-        path = root + own[key].rstrip("/")
+        path, root = dirs[key]
         while path.startswith(root):
             try:
                 with open(os.path.join(path, name)) as f:
@@ -193,17 +208,17 @@ def create_memory_group(prefer: str = "auto") -> tuple[MemoryGroup | None, str]:
 
     ``prefer``: "auto" (v2, else v1), "v2" or "v1".
     """
-    mounts, own = _mounts(), _own_paths()
+    dirs = _own_dirs()
     reasons: list[str] = []
     name = f"{PREFIX}{os.getpid()}-{time.monotonic_ns()}"
     for version in (2, 1):
         key = f"v{version}"
         if prefer not in ("auto", key):
             continue
-        if key not in mounts or key not in own:
+        if key not in dirs:
             reasons.append(f"no cgroup {key} memory hierarchy")
             continue
-        parent = mounts[key] + own[key].rstrip("/")
+        parent = dirs[key][0]
         if version == 2:
             try:
                 with open(os.path.join(parent, "cgroup.subtree_control")) as f:

@@ -9,22 +9,21 @@ of the libraries it imported. It imports as little as it can: everything here is
 from __future__ import annotations
 
 import atexit
+import json  # noqa: F401 - imported before the program runs, so a program's json.py cannot shadow it
 import os
 import runpy
 import sys
 import time
 import types
 
-from memgauge.capture import _procfs
+from memgauge.capture import _phases, _procfs
 from memgauge.capture._events import BOOTSTRAP_FAILED, ENV_EVENTS_DIR, EventWriter
+from memgauge.capture._program import program_environment
 
 _OWN_FILES = frozenset({__file__, runpy.__file__ or "", "<frozen runpy>"})
 
 
 def _report_exit(writer: EventWriter) -> None:
-    from memgauge.capture import _phases
-    from memgauge.capture._environment import program_environment
-
     tracker = _phases.active_tracker()
     hwm = _procfs.read_high_water("self") or 0
     if tracker is not None:
@@ -48,7 +47,8 @@ def _trim_traceback() -> None:
     def excepthook(t: type[BaseException], e: BaseException, tb: types.TracebackType | None) -> None:
         while tb is not None and tb.tb_frame.f_code.co_filename in _OWN_FILES:
             tb = tb.tb_next
-        original(t, e, tb)
+        # the default hook prints e.__traceback__, not tb
+        original(t, e.with_traceback(tb), tb)
 
     sys.excepthook = excepthook
 
@@ -61,15 +61,8 @@ def main(argv: list[str]) -> None:
         atexit.register(_report_exit, writer)
     _trim_traceback()
     if kind == "module":
-        import importlib.util
-
-        try:
-            spec = importlib.util.find_spec(target)
-        except (ImportError, ValueError) as e:
-            spec, error = None, f"{type(e).__name__}: {e}"
-        else:
-            error = f"No module named {target!r}"
-        if spec is None:
+        error = _missing_module(target)
+        if error is not None:
             if writer is not None:
                 writer.write(
                     {"ev": "error", "t": time.monotonic(), "kind": "module_not_found", "message": error}
@@ -78,12 +71,46 @@ def main(argv: list[str]) -> None:
             else:
                 sys.stderr.write(f"memgauge: error: {error}\n")
             sys.exit(BOOTSTRAP_FAILED)
-        sys.argv = [spec.origin or target, *args]
+        sys.argv = [target, *args]  # run_module sets argv[0] to the module's file, as python -m does
         runpy.run_module(target, run_name="__main__", alter_sys=True)
     else:
+        path = os.path.abspath(target)  # __file__ stays valid if the program changes directory
         sys.argv = [target, *args]
-        sys.path[0] = os.path.dirname(os.path.abspath(target))
-        runpy.run_path(target, run_name="__main__")
+        if os.path.isdir(path) or _is_zip(path):
+            sys.path.pop(0)  # runpy puts the directory or zip file itself first, as python does
+        else:
+            sys.path[0] = os.path.dirname(path)
+        runpy.run_path(path, run_name="__main__")
+
+
+def _is_zip(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PK\x03\x04"
+    except OSError:
+        return False
+
+
+def _missing_module(name: str) -> str | None:
+    """Why ``python -m name`` would not find anything to run, or None. An ImportError raised by the
+    program's own code (a package importing a missing dependency) is not ours to report: the
+    program then fails as it would when run directly."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except ImportError as e:
+        missing = getattr(e, "name", None) or ""
+        if missing == name or (name.startswith(missing + ".") and missing):
+            return f"No module named {name!r}"
+        return None
+    except ValueError as e:
+        return str(e)
+    if spec is None:
+        return f"No module named {name!r}"
+    if spec.submodule_search_locations is not None and importlib.util.find_spec(name + ".__main__") is None:
+        return f"No module named {name}.__main__; {name!r} is a package and cannot be directly executed"
+    return None
 
 
 if __name__ == "__main__":

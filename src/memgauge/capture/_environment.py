@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import os
 import platform
-import sys
 from typing import Any
 
 from memgauge.capture._cgroup import memory_limit
-
-# libraries whose version changes memory behaviour; reported only when the program imported them
-WATCHED_LIBRARIES = ("numpy", "pandas", "sklearn", "scipy", "torch", "tensorflow", "jax", "polars", "pyarrow")
 
 
 def _total_memory() -> int | None:
@@ -34,20 +30,4 @@ def machine_environment() -> dict[str, Any]:
         "total_memory_bytes": _total_memory(),
         "memory_limit_bytes": memory_limit(),
         "hostname": platform.node(),
-    }
-
-
-def program_environment() -> dict[str, Any]:
-    """Run inside the measured Python process, at its end: what it actually imported."""
-    libraries: dict[str, str] = {}
-    for name in WATCHED_LIBRARIES:
-        module = sys.modules.get(name)
-        if module is not None:
-            libraries[name] = str(getattr(module, "__version__", "unknown"))
-    v = sys.version_info
-    return {
-        "python": f"{v.major}.{v.minor}.{v.micro}",
-        "python_implementation": sys.implementation.name,
-        "python_executable": sys.executable,
-        "libraries": libraries,
     }

@@ -25,22 +25,32 @@ BOOTSTRAP_FAILED = 249
 
 
 class EventWriter:
+    """Never raises into the measured program: once the directory is gone (memgauge ended before a
+    daemon the program left, a full disk), the writer turns itself off."""
+
     def __init__(self, directory: str) -> None:
         self._dir = directory
         self._pid = -1
         self._fd = -1
+        self.broken = False
 
     def write(self, event: dict[str, Any]) -> None:
-        pid = os.getpid()
-        if pid != self._pid:
-            self._pid = pid
-            self._fd = os.open(
-                os.path.join(self._dir, f"events.{pid}.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600
-            )
-        event["pid"] = pid
-        import json  # here, not at the top: json pulls in re, and most programs never write an event
+        if self.broken:
+            return
+        # here, not at the top: json pulls in re, and most programs never write an event; the
+        # bootstrap imports it before the program runs, so a program's own json.py cannot shadow it
+        import json
 
-        os.write(self._fd, (json.dumps(event, separators=(",", ":")) + "\n").encode())
+        try:
+            pid = os.getpid()
+            if pid != self._pid:
+                self._pid = pid
+                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+                self._fd = os.open(os.path.join(self._dir, f"events.{pid}.jsonl"), flags, 0o600)
+            event["pid"] = pid
+            os.write(self._fd, (json.dumps(event, separators=(",", ":")) + "\n").encode())
+        except (OSError, ValueError, TypeError):
+            self.broken = True
 
 
 def read_events(directory: str | os.PathLike[str]) -> list[dict[str, Any]]:

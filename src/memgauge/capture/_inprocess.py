@@ -20,8 +20,9 @@ from memgauge._profile import CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRe
 from memgauge._version import __version__
 from memgauge.capture import _phases
 from memgauge.capture._assemble import order_phases
-from memgauge.capture._environment import machine_environment, program_environment
+from memgauge.capture._environment import machine_environment
 from memgauge.capture._phases import ClosedPhase, OpenPhase, PhaseTracker, ProcSelfSource
+from memgauge.capture._program import program_environment
 
 if TYPE_CHECKING:
     from memgauge.capture._protocols import MemorySource
@@ -35,7 +36,9 @@ class _ListSink:
 
     def phase_started(self, phase: OpenPhase, high_water_before: int) -> None:
         self.opened[phase.id] = phase
-        _phases.report_high_water_reset(high_water_before)
+
+    def high_water_reset(self, high_water_before: int) -> None:
+        pass  # the tracker itself folds it into its phases and its process peak
 
     def phase_ended(self, closed: ClosedPhase) -> None:
         self.opened.pop(closed.phase.id, None)
@@ -83,7 +86,11 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
     def __enter__(self) -> profile:
         self._started_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         self._tracker.process_peak = 0
-        _phases.report_high_water_reset(self._source.high_water())
+        # a tracker already active (phases of a measured run, an enclosing profile) keeps what the
+        # reset below erases, and hears of every reset this profile's phases make
+        self._tracker.upstream = _phases.active_tracker()
+        if self._tracker.upstream is not None:
+            self._tracker.upstream.note_reset(self._source.high_water())
         self._reset = self._source.reset_high_water()
         self._t0 = self._clock()
         self._cpu0 = self._cpu()

@@ -86,11 +86,18 @@ class ClosedPhase:
 
 class PhaseTracker:
     def __init__(
-        self, source: MemorySource, sink: PhaseSink, clock: Callable[[], float] = time.monotonic
+        self,
+        source: MemorySource,
+        sink: PhaseSink,
+        clock: Callable[[], float] = time.monotonic,
+        upstream: PhaseTracker | None = None,
     ) -> None:
         self.source = source
         self.sink = sink
         self.clock = clock
+        # a tracker that was active when this one started (memgauge.profile() inside a measured
+        # run or inside another profile): it must hear of every reset this one makes
+        self.upstream = upstream
         self._open: dict[int, OpenPhase] = {}
         self._stacks: dict[int, list[int]] = {}
         self._next_id = 0
@@ -98,13 +105,24 @@ class PhaseTracker:
         # the highest VmHWM this tracker saw before resetting it: the process's peak survives resets
         self.process_peak = 0
 
+    def note_reset(self, high_water_before: int) -> None:
+        """Someone else is about to reset VmHWM: keep what it would erase."""
+        with self._lock:
+            self._fold(high_water_before)
+            self.sink.high_water_reset(high_water_before)
+
+    def _fold(self, hwm: int) -> None:
+        self.process_peak = max(self.process_peak, hwm)
+        for o in self._open.values():
+            o.peak = max(o.peak, hwm)
+        if self.upstream is not None:
+            self.upstream.note_reset(hwm)
+
     def start(self, name: str) -> OpenPhase:
         with self._lock:
             t = self.clock()
             hwm = self.source.high_water()
-            self.process_peak = max(self.process_peak, hwm)
-            for o in self._open.values():
-                o.peak = max(o.peak, hwm)
+            self._fold(hwm)
             reset = self.source.reset_high_water()
             rss = self.source.resident()
             stack = self._stacks.setdefault(threading.get_ident(), [])
@@ -175,6 +193,9 @@ class EventSink:
             }
         )
 
+    def high_water_reset(self, high_water_before: int) -> None:
+        self._writer.write({"ev": "hwm_reset", "t": time.monotonic(), "hwm_before": high_water_before})
+
     def phase_ended(self, closed: ClosedPhase) -> None:
         self._writer.write(
             {
@@ -208,21 +229,6 @@ def active_tracker() -> PhaseTracker | None:
     return _tracker
 
 
-def report_high_water_reset(high_water_before: int) -> None:
-    """Tell the runner of ``memgauge run`` (if one measures this process) the ``VmHWM`` a reset is
-    about to erase, so the process's peak survives resets made outside its phase events (an
-    in-process ``memgauge.profile()`` and its phases)."""
-    directory = os.environ.get(ENV_EVENTS_DIR)
-    if directory and os.path.isdir(directory):
-        global _reset_writer
-        if _reset_writer is None:
-            _reset_writer = EventWriter(directory)
-        _reset_writer.write({"ev": "hwm_reset", "t": time.monotonic(), "hwm_before": high_water_before})
-
-
-_reset_writer: EventWriter | None = None
-
-
 def set_tracker(tracker: PhaseTracker | None) -> PhaseTracker | None:
     """Install ``tracker`` (None: the environment decides again); returns the previous one."""
     global _env_checked, _tracker
@@ -237,10 +243,13 @@ def _after_fork_in_child() -> None:
     global _tracker, _activate_lock
     _activate_lock = threading.Lock()
     if _tracker is not None:
-        _tracker = PhaseTracker(_tracker.source, _tracker.sink, _tracker.clock)
+        _tracker = PhaseTracker(_tracker.source, _tracker.sink, _tracker.clock, _tracker.upstream)
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+_CO_GENERATOR, _CO_COROUTINE = 0x20, 0x80  # inspect's flags, without importing inspect
 
 
 class Phase:
@@ -250,26 +259,60 @@ class Phase:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        # created on first use: the no-op path allocates nothing but the object itself
-        self._open: list[tuple[PhaseTracker, OpenPhase]] | None = None
+        # created on first use: the no-op path allocates nothing but the object itself. Entries
+        # carry their thread, so one Phase object shared by threads closes each thread's own phase.
+        self._open: list[tuple[int, PhaseTracker, OpenPhase]] | None = None
 
     def __enter__(self) -> Phase:
         tracker = _tracker if _env_checked else active_tracker()
         if tracker is not None:
             if self._open is None:
                 self._open = []
-            self._open.append((tracker, tracker.start(self.name)))
+            self._open.append((threading.get_ident(), tracker, tracker.start(self.name)))
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._open:
-            tracker, opened = self._open.pop()
-            tracker.end(opened)
+            me = threading.get_ident()
+            for i in range(len(self._open) - 1, -1, -1):
+                if self._open[i][0] == me:
+                    _, tracker, opened = self._open.pop(i)
+                    tracker.end(opened)
+                    return
 
     def __call__(self, func: F) -> F:
         import functools
 
         name = self.name
+        flags = getattr(getattr(func, "__code__", None), "co_flags", 0)
+
+        if flags & _CO_COROUTINE:
+
+            async def awrapper(*args: Any, **kwargs: Any) -> Any:
+                tracker = _tracker if _env_checked else active_tracker()
+                if tracker is None:
+                    return await func(*args, **kwargs)
+                opened = tracker.start(name)
+                try:
+                    return await func(*args, **kwargs)
+                finally:
+                    tracker.end(opened)
+
+            return functools.wraps(func)(awrapper)  # type: ignore[return-value]
+
+        if flags & _CO_GENERATOR:
+
+            def gwrapper(*args: Any, **kwargs: Any) -> Any:
+                tracker = _tracker if _env_checked else active_tracker()
+                if tracker is None:
+                    return (yield from func(*args, **kwargs))
+                opened = tracker.start(name)
+                try:
+                    return (yield from func(*args, **kwargs))
+                finally:
+                    tracker.end(opened)
+
+            return functools.wraps(func)(gwrapper)  # type: ignore[return-value]
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:

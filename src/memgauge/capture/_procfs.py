@@ -64,21 +64,6 @@ def parse_stat(raw: bytes) -> StatSample | None:
     )
 
 
-def read_status_kib(pid: int | str, keys: tuple[bytes, ...]) -> dict[bytes, int]:
-    """Values in bytes of the ``kB`` lines named in ``keys`` of ``/proc/PID/status``."""
-    out: dict[bytes, int] = {}
-    try:
-        with open(f"/proc/{pid}/status", "rb") as f:
-            raw = f.read()
-    except OSError:
-        return out
-    for line in raw.splitlines():
-        key, _, rest = line.partition(b":")
-        if key in keys:
-            out[key] = int(rest.split()[0]) * 1024
-    return out
-
-
 def parse_high_water(raw: bytes) -> int:
     i = raw.find(b"VmHWM:")
     if i < 0:
@@ -124,7 +109,11 @@ class OpenFiles:
 
 def read_high_water(pid: int | str = "self") -> int | None:
     """``VmHWM``: the exact resident high-water mark of one process, or None if it has gone."""
-    return read_status_kib(pid, (b"VmHWM",)).get(b"VmHWM")
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            return parse_high_water(f.read()) or None
+    except OSError:
+        return None
 
 
 def read_resident(pid: int | str = "self") -> int | None:

@@ -8,6 +8,7 @@ the cgroup when there is one.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -35,7 +36,6 @@ class WatchedProcess:
     ppid: int | None
     image: tuple[int, int]
     cmdline: list[str]
-    comm: str
     first_seen: float
     last_seen: float
     peak: int = 0
@@ -45,6 +45,7 @@ class WatchedProcess:
     system: float = 0.0
     alive: bool = True
     replaced_by_exec: bool = False
+    first_sample: int = 0
 
 
 @dataclass
@@ -67,13 +68,16 @@ class TreeWatcher:
     def _discover(self) -> list[int]:
         if self.group is not None:
             return self.group.pids()
-        pids = {self.root_pid} | {p for p in self._known if p in self._live}
+        # memgauge is a child subreaper: orphans of the tree become memgauge's own children, so the
+        # tree is everything below memgauge (which has no other children)
+        me = os.getpid()
+        pids = {self.root_pid} | {p for p in self._known if p in self._live} | set(_procfs.read_children(me))
         if self._samples % _FULL_SCAN_EVERY == 0:
             ppids = _procfs.scan_ppids()
             children: dict[int, list[int]] = {}
             for pid, ppid in ppids.items():
                 children.setdefault(ppid, []).append(pid)
-            todo = [self.root_pid]
+            todo = [me]
             while todo:
                 pid = todo.pop()
                 for c in children.get(pid, []):
@@ -112,18 +116,19 @@ class TreeWatcher:
             if proc is None or proc.image != st.image:
                 # new process, or the same pid after exec: a new program with its own high-water mark
                 if proc is not None:
-                    # the image before exec was a fork sharing its parent's pages: its VmHWM is the
-                    # parent's memory, not its own (the ru_maxrss trap). CPU time survives exec, so the
-                    # new record carries it.
-                    proc.alive, proc.user, proc.system, proc.replaced_by_exec = False, 0.0, 0.0, True
+                    # CPU time survives exec, so the new record carries it. An image seen only in the
+                    # last sample or two was a fork on its way to exec: its VmHWM is its parent's
+                    # shared pages (the ru_maxrss trap), not a program of its own.
+                    proc.alive, proc.user, proc.system = False, 0.0, 0.0
+                    proc.replaced_by_exec = self._samples - proc.first_sample <= 1
                 proc = WatchedProcess(
                     pid=pid,
                     ppid=st.ppid,
                     image=st.image,
                     cmdline=user_cmdline(_procfs.read_cmdline(pid)) or [f"[{st.comm}]"],
-                    comm=st.comm,
                     first_seen=now,
                     last_seen=now,
+                    first_sample=self._samples,
                 )
                 self._live[pid] = proc
                 self.processes.append(proc)

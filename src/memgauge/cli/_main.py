@@ -23,6 +23,10 @@ import time
 from memgauge._errors import InternalError, MemgaugeError, OutputError, UsageError
 from memgauge._version import __version__
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge._profile import Profile
+
 # options of `memgauge run` that take a value; everything up to the first other token is ours
 _RUN_VALUE_OPTIONS = {"--json", "--interval", "--cgroup"}
 _RUN_FLAGS = {"--no-json", "--quiet", "-q", "--help", "-h", "--color", "--no-color"}
@@ -115,31 +119,66 @@ def _cmd_run(argv: list[str]) -> int:
     target = parse_target(rest)
     json_path: str | None = None
     if not args.no_json:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        json_path = args.json or f"memgauge-{target.name}-{stamp}.json"
+        if args.json == "":
+            raise UsageError("--json needs a path (or use --no-json)")
+        json_path = args.json or _default_profile_path(target.name)
         _check_writable(json_path)
     profile = run_program(target, RunOptions(interval=args.interval, cgroup=args.cgroup))
-    color = sys.stderr.isatty() if args.color is None else args.color
-    if not args.quiet:
-        # imported after the run: rich's import time is not added to the program's start
-        from memgauge.render import TerminalRenderer
-
-        width = os.get_terminal_size(sys.stderr.fileno()).columns if sys.stderr.isatty() else 100
-        sys.stderr.write(TerminalRenderer(width=min(width, 140), color=color).render(profile))
     status = profile.exit.code if profile.exit.code is not None else 128 + (profile.exit.signal or 0)
+    # the profile first: a report that cannot be shown (stderr closed, a broken pipe) must lose
+    # neither the profile nor the program's exit code
+    saved_error: OutputError | None = None
     if json_path is not None:
         try:
             profile.save(json_path)
         except OutputError as e:
-            import tempfile
-
-            fd, fallback = tempfile.mkstemp(prefix=f"memgauge-{target.name}-", suffix=".json")
-            os.close(fd)
-            profile.save(fallback)
-            raise OutputError(f"{e.message}; saved it to {fallback} instead") from e
-        if not args.quiet:
-            sys.stderr.write(f"profile: {json_path}\n")
+            saved_error = _save_elsewhere(profile, target.name, e)
+    if not args.quiet:
+        _show_report(profile, args.color, json_path if saved_error is None else None)
+    if saved_error is not None:
+        raise saved_error
     return status
+
+
+def _default_profile_path(name: str) -> str:
+    base = f"memgauge-{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    path, n = f"{base}.json", 1
+    while os.path.exists(path):  # two runs in the same second keep both profiles
+        n += 1
+        path = f"{base}-{n}.json"
+    return path
+
+
+def _save_elsewhere(profile: Profile, name: str, error: OutputError) -> OutputError:
+    import tempfile
+
+    try:
+        fd, fallback = tempfile.mkstemp(prefix=f"memgauge-{name}-", suffix=".json")
+        os.close(fd)
+        profile.save(fallback)
+    except (OSError, OutputError):
+        return OutputError(f"{error.message}; and no temporary file could be written either")
+    return OutputError(f"{error.message}; saved it to {fallback} instead")
+
+
+def _show_report(profile: Profile, color_option: bool | None, json_path: str | None) -> None:
+    stream = sys.stderr
+    if stream is None:
+        return
+    try:
+        tty = stream.isatty()
+        # imported after the run: rich's import time is not added to the program's start
+        from memgauge.render import TerminalRenderer
+
+        width = os.get_terminal_size(stream.fileno()).columns if tty else 100
+        color = tty if color_option is None else color_option
+        text = TerminalRenderer(width=min(width, 140), color=color).render(profile)
+        if json_path is not None:
+            text += f"profile: {json_path}\n"
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError):
+        pass  # stderr closed or a broken pipe: the profile is saved and the exit code stands
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,10 +191,10 @@ def main(argv: list[str] | None = None) -> int:
         _top_parser().parse_args(argv)
         raise UsageError("give a command, e.g. 'memgauge run script.py'")
     except MemgaugeError as e:
-        sys.stderr.write(f"memgauge: error: {e.message}\n")
+        _say(f"memgauge: error: {e.message}\n")
         return e.exit_code
     except KeyboardInterrupt:
-        sys.stderr.write("memgauge: interrupted\n")
+        _say("memgauge: interrupted\n")
         return 130
     except SystemExit as e:  # argparse --help / --version
         return int(e.code or 0) if not isinstance(e.code, str) else 0
@@ -163,5 +202,15 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("MEMGAUGE_DEBUG"):
             raise
         err = InternalError(f"internal error: {type(e).__name__}: {e} (set MEMGAUGE_DEBUG=1 for a traceback)")
-        sys.stderr.write(f"memgauge: error: {err.message}\n")
+        _say(f"memgauge: error: {err.message}\n")
         return err.exit_code
+
+
+def _say(text: str) -> None:
+    """A line on stderr, if stderr can take it."""
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass

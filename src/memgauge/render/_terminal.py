@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from memgauge._profile import Profile
+from memgauge._profile import UNBOUNDED_NOTE, Profile
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import phase_rows, sparkline, top_processes
 
@@ -64,7 +64,12 @@ class TerminalRenderer:
         peak = p.peak
         head = Text("resident peak ", style="bold")
         head.append(format_bytes(peak.resident_bytes), style="bold magenta")
-        head.append(f" ±{format_bytes(peak.error_bound_bytes)}" if peak.error_bound_bytes else " (exact)")
+        if UNBOUNDED_NOTE in peak.notes:
+            head.append(" (a lower bound)")
+        elif peak.error_bound_bytes:
+            head.append(f" ±{format_bytes(peak.error_bound_bytes)}")
+        else:
+            head.append(" (exact)")
         if peak.at_seconds is not None:
             head.append(f" at {format_seconds(peak.at_seconds)}")
         console.print(head)

@@ -10,7 +10,7 @@ import signal
 from typing import Any
 
 from memgauge._errors import TargetNotFoundError
-from memgauge._profile import CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
+from memgauge._profile import UNBOUNDED_NOTE, CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
 from memgauge._units import format_bytes
 from memgauge._version import __version__
 from memgauge.capture._assemble import order_phases
@@ -66,7 +66,7 @@ def assemble_profile(
         if found is None:
             # lived between two samples: known only from its own events
             t = float(ev["t"]) - t0
-            proc = WatchedProcess(pid, None, (0, 0), [], "", t, t, alive=False)
+            proc = WatchedProcess(pid, None, (0, 0), [], t, t, alive=False)
             by_pid[pid] = proc
             watcher.processes.append(proc)
         else:
@@ -151,6 +151,13 @@ def _tree_peak(watcher: TreeWatcher, group: MemoryGroup | None, processes: list[
         return peak
     best = max(sampled, largest)
     upper = sum(p.peak_resident_bytes for p in processes)
+    notes = [
+        "no cgroup: the tree peak lies between the largest sampled sum and the sum of per-process peaks; "
+        "processes that lived less than one sampling interval may be missed"
+    ]
+    if upper < best:
+        # a process in a sampled sum has no record: the upper bound is not known
+        notes.append(UNBOUNDED_NOTE)
     return Peak(
         resident_bytes=best,
         method="sampled tree sum + per-process VmHWM",
@@ -159,10 +166,7 @@ def _tree_peak(watcher: TreeWatcher, group: MemoryGroup | None, processes: list[
         includes_page_cache=False,
         largest_process_bytes=largest,
         sampled_tree_bytes=sampled,
-        notes=[
-            "no cgroup: the tree peak lies between the largest sampled sum and the sum of per-process peaks; "
-            "processes that lived less than one sampling interval may be missed"
-        ],
+        notes=notes,
     )
 
 

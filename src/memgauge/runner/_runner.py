@@ -6,7 +6,9 @@ itself (``kill``) are forwarded; signals the kernel sends to the whole foregroun
 forwarded again. The main thread blocks those signals and waits for them with ``sigtimedwait``
 between samples, so there is no signal-handler race and no sampler thread.
 
-memgauge is made a child subreaper, so orphaned grandchildren stay in the tree it watches.
+memgauge is made a child subreaper while the program runs, so orphaned grandchildren stay in the tree
+it watches (and are reaped by it). Used as a library, ``run_program`` therefore assumes the calling
+process starts no other children while it runs.
 """
 
 from __future__ import annotations
@@ -76,12 +78,12 @@ class RunOptions:
         self.clock = clock
 
 
-def _set_subreaper() -> None:
+def _set_subreaper(on: bool) -> None:
     import ctypes
 
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)
 
 
 def _global_oom_kills() -> int:
@@ -95,14 +97,31 @@ def _global_oom_kills() -> int:
     return 0
 
 
+_EVENTS_PREFIX = "memgauge-events-"
+
+
 def _make_events_dir() -> str:
-    base = os.environ.get("TMPDIR") or "/tmp"
-    path = os.path.join(base, f"memgauge-events-{os.getpid()}-{time.monotonic_ns()}")
+    # absolute: the program may change its working directory before it writes an event
+    base = os.path.abspath(os.environ.get("TMPDIR") or "/tmp")
+    _remove_stale_events_dirs(base)
+    path = os.path.join(base, f"{_EVENTS_PREFIX}{os.getpid()}-{time.monotonic_ns()}")
     try:
         os.mkdir(path, 0o700)
     except OSError as e:
         raise OutputError(f"cannot create a working directory in {base}: {e.strerror}") from e
     return path
+
+
+def _remove_stale_events_dirs(base: str) -> None:
+    """Directories left by a memgauge that was killed (SIGKILL, OOM) and whose owner is gone."""
+    try:
+        names = [n for n in os.listdir(base) if n.startswith(_EVENTS_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        owner = name[len(_EVENTS_PREFIX) :].split("-", 1)[0]
+        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
 
 
 def _reap(state: RunState, now: float) -> None:
@@ -181,7 +200,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         except subprocess.SubprocessError as e:  # raised by preexec: joining the cgroup failed
             raise InternalError(f"cannot start the program in its cgroup ({e}); try --cgroup off") from e
         # the program runs: now import what measuring and reporting need
-        _set_subreaper()
+        _set_subreaper(True)
         from memgauge.capture._timeline import TimelineBuilder
         from memgauge.capture._watcher import TreeWatcher
         from memgauge.runner._assemble import assemble_profile
@@ -233,6 +252,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         )
         return profile
     finally:
+        _set_subreaper(False)
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         if group is not None:
             group.close()

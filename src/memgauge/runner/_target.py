@@ -80,11 +80,15 @@ def _check_script(path: str) -> None:
         if os.path.exists(os.path.join(path, "__main__.py")):
             return
         raise TargetNotFoundError(f"{path} is a directory without __main__.py")
+    if not os.path.isfile(path):
+        return  # a pipe or /dev/stdin: reading it here would take the program's input away
     try:
         with open(path, "rb") as f:
             source = f.read()
     except OSError as e:
         raise ScriptError(f"cannot read {path}: {e.strerror}") from e
+    if source[:4] == b"PK\x03\x04":
+        return  # a zip application: python runs its __main__.py
     try:
         compile(source, path, "exec", dont_inherit=True)
     except SyntaxError as e:
