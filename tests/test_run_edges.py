@@ -1,0 +1,167 @@
+"""Edge cases of `memgauge run` found in review, each reproduced with a real program."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.conftest import MIB, run_memgauge
+
+
+def test_file_is_absolute_and_survives_a_change_of_directory(tmp_path: Path) -> None:
+    d = tmp_path / "dir with space"
+    d.mkdir()
+    script = d / "my script.py"
+    script.write_text("import os\nos.chdir('/')\nprint(os.path.exists(__file__), __file__)\n")
+    direct = subprocess.run(
+        [sys.executable, "dir with space/my script.py"], capture_output=True, text=True, cwd=tmp_path
+    )
+    r = run_memgauge(["dir with space/my script.py"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == direct.stdout
+    assert r.stdout.startswith("True ")
+
+
+def test_uncaught_exception_traceback_shows_only_the_programs_frames(tmp_path: Path) -> None:
+    script = tmp_path / "boom.py"
+    script.write_text("def f():\n    raise ValueError('boom')\nf()\n")
+    r = run_memgauge(["-q", str(script)], tmp_path)
+    assert r.returncode == 1
+    assert "ValueError: boom" in r.stderr
+    assert "_child.py" not in r.stderr and "runpy" not in r.stderr
+    assert r.stderr.count('File "') == 2  # the module level and f()
+
+
+def test_import_error_inside_a_module_is_the_programs_not_a_missing_module(tmp_path: Path) -> None:
+    pkg = tmp_path / "brokenpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("import nonexistent_dep_xyz\n")
+    (pkg / "sub.py").write_text("print('never')\n")
+    direct = subprocess.run(
+        [sys.executable, "-m", "brokenpkg.sub"], capture_output=True, text=True, cwd=tmp_path
+    )
+    r = run_memgauge(["-q", "-m", "brokenpkg.sub"], tmp_path)
+    assert r.returncode == direct.returncode == 1
+    assert "No module named 'nonexistent_dep_xyz'" in r.stderr
+    assert "memgauge: error" not in r.stderr
+
+
+def test_package_without_main_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "nomain").mkdir()
+    (tmp_path / "nomain" / "__init__.py").write_text("")
+    r = run_memgauge(["-m", "nomain"], tmp_path)
+    assert r.returncode == 66
+    assert r.stderr.strip() == (
+        "memgauge: error: No module named nomain.__main__; "
+        "'nomain' is a package and cannot be directly executed"
+    )
+
+
+def test_orphaned_grandchild_is_measured_without_a_cgroup(tmp_path: Path) -> None:
+    # double fork: the grandchild is orphaned at once, re-parented to memgauge (a subreaper)
+    script = tmp_path / "orphan.py"
+    script.write_text(
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    if os.fork() == 0:\n"
+        "        b = b'x' * (300 * 2**20)\n"
+        "        time.sleep(0.6)\n"
+        "    os._exit(0)\n"
+        "os.wait()\n"
+        "time.sleep(1.0)\n"
+    )
+    r = run_memgauge(["--cgroup", "off", str(script)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    p = r.profile
+    assert p is not None
+    assert p["peak"]["resident_bytes"] >= 300 * MIB
+    assert max(q["peak_resident_bytes"] for q in p["processes"]) >= 300 * MIB
+
+
+def test_a_program_that_execs_keeps_its_record(tmp_path: Path) -> None:
+    script = tmp_path / "execs.py"
+    script.write_text(
+        "import os, time\nb = b'x' * (400 * 2**20)\ntime.sleep(0.3)\nos.execvp('sleep', ['sleep', '0.3'])\n"
+    )
+    for mode in ("auto", "off"):
+        r = run_memgauge(["--cgroup", mode, str(script)], tmp_path)
+        assert r.returncode == 0, r.stderr
+        p = r.profile
+        assert p is not None
+        by_cmd = {q["cmdline"][0].rsplit("/", 1)[-1]: q for q in p["processes"]}
+        assert by_cmd["sleep"]["peak_resident_bytes"] < 50 * MIB
+        python = [q for q in p["processes"] if q["cmdline"][:1] == [sys.executable]]
+        assert python and python[0]["peak_resident_bytes"] >= 400 * MIB, mode
+
+
+def test_closed_stderr_keeps_exit_code_and_profile(tmp_path: Path) -> None:
+    script = tmp_path / "three.py"
+    script.write_text("import sys\nsys.exit(3)\n")
+    out = tmp_path / "p.json"
+    cmd = f"{sys.executable} -m memgauge run --json {out} {script} 2>&-"
+    r = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 3
+    assert out.exists()
+
+
+def test_a_daemon_outliving_memgauge_is_not_broken_by_phases(tmp_path: Path) -> None:
+    # the events directory is gone when the daemon writes: its phases must stay no-ops, not raise
+    marker = tmp_path / "daemon.txt"
+    script = tmp_path / "daemon.py"
+    script.write_text(
+        "import os, sys, time, memgauge\n"
+        "with memgauge.phase('parent'):\n"
+        "    pass\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    time.sleep(0.5)\n"
+        "    try:\n"
+        "        with memgauge.phase('late'):\n"
+        "            pass\n"
+        f"        open({str(marker)!r}, 'w').write('ok')\n"
+        "    except BaseException as e:\n"
+        f"        open({str(marker)!r}, 'w').write(repr(e))\n"
+        "    os._exit(0)\n"
+    )
+    r = run_memgauge([str(script)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    deadline = time.monotonic() + 10
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.read_text() == "ok"
+
+
+def test_nothing_is_left_behind(tmp_path: Path) -> None:
+    from memgauge.capture._cgroup import _own_dirs
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    script = tmp_path / "x.py"
+    script.write_text("import memgauge\nwith memgauge.phase('a'):\n    pass\n")
+    before = set(os.listdir(_own_dirs()["v1"][0])) if "v1" in _own_dirs() else set()
+    r = run_memgauge([str(script)], tmp_path, env={"TMPDIR": "tmp"})  # relative on purpose
+    assert r.returncode == 0, r.stderr
+    assert [ph["name"] for ph in r.profile["phases"]] == ["a"]  # type: ignore[index]
+    assert os.listdir(tmp) == []
+    if "v1" in _own_dirs():
+        left = {n for n in set(os.listdir(_own_dirs()["v1"][0])) - before if n.startswith("memgauge-")}
+        assert not left
+
+
+def test_phase_peak_survives_a_profile_opened_inside_it(tmp_path: Path) -> None:
+    script = tmp_path / "inner_profile.py"
+    script.write_text(
+        "import memgauge\n"
+        "with memgauge.phase('outer'):\n"
+        "    b = b'x' * (300 * 2**20)\n"
+        "    del b\n"
+        "    with memgauge.profile():\n"
+        "        pass\n"
+    )
+    r = run_memgauge([str(script)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    (outer,) = r.profile["phases"]  # type: ignore[index]
+    assert outer["peak_resident_bytes"] >= 300 * MIB
