@@ -1,0 +1,93 @@
+"""Renderers over hand-built profiles: exact inputs, exact expectations."""
+
+from __future__ import annotations
+
+import json
+
+from memgauge._profile import (
+    UNBOUNDED_NOTE,
+    CpuTimes,
+    ExitStatus,
+    Peak,
+    PhaseRecord,
+    ProcessRecord,
+    Profile,
+    Timeline,
+)
+from memgauge.analysis import phase_rows, sparkline, top_processes
+from memgauge.render import JsonRenderer, Renderer, TerminalRenderer
+
+MIB = 1 << 20
+
+
+def _profile(**peak: object) -> Profile:
+    return Profile(
+        command=["python", "train.py", "--epochs", "3"],
+        exit=ExitStatus(code=None, signal=9, signal_name="SIGKILL", oom_killed=True),
+        wall_seconds=10.0,
+        cpu=CpuTimes(7.5, 0.5),
+        peak=Peak(
+            resident_bytes=512 * MIB,
+            method="cgroup-v1 memory.max_usage_in_bytes",
+            error_bound_bytes=512 * 1024,
+            at_seconds=4.0,
+            includes_page_cache=True,
+            largest_process_bytes=400 * MIB,
+            sampled_tree_bytes=500 * MIB,
+            **peak,  # type: ignore[arg-type]
+        ),
+        processes=[
+            ProcessRecord(10, 1, ["python", "train.py"], 0.0, 10.0, 400 * MIB, 5.0, 0.3, True),
+            ProcessRecord(11, 10, ["python", "worker.py"], 1.0, 9.0, 150 * MIB, 2.5, 0.2, False),
+        ],
+        phases=[
+            PhaseRecord("load", 10, 0.0, 2.5, 200 * MIB, 20 * MIB, 150 * MIB),
+            PhaseRecord("parse", 10, 0.5, 1.5, 180 * MIB, 60 * MIB, 100 * MIB, depth=1, parent=0),
+            PhaseRecord("fit", 10, 2.5, 10.0, 400 * MIB, 150 * MIB, 0, peak_exact=False, complete=False),
+        ],
+        timeline=Timeline(0.01, [0.0, 4.0, 8.0], [10 * MIB, 500 * MIB, 100 * MIB]),
+    )
+
+
+def test_terminal_report_states_every_figure() -> None:
+    text = TerminalRenderer(width=100).render(_profile())
+    assert "memgauge python train.py --epochs 3" in text
+    assert (
+        "killed by the OOM killer · wall 10.00 s · user 7.50 s · system 500 ms · CPU 80% of one core" in text
+    )
+    assert "resident peak 512 MiB ±512 KiB at 4.00 s" in text
+    assert "page cache included; largest process 400 MiB" in text
+    lines = text.splitlines()
+    load = next(line for line in lines if line.startswith("load "))
+    parse = next(line for line in lines if line.startswith("  parse "))
+    fit = next(line for line in lines if line.startswith("fit (unfinished)"))
+    assert "25%" in load and "200 MiB" in load and "+180 MiB" in load
+    assert "180 MiB" in parse and "+120 MiB" in parse
+    assert "400 MiB ≥" in fit and "75%" in fit
+    assert "processes (2 of 2, by peak)" in text
+    procs = [line.split() for line in lines if line.strip().startswith(("10 ", "11 "))]
+    assert [row[0] for row in procs] == ["10", "11"]  # by peak
+    assert procs[1][-2:] == ["python", "worker.py"]
+
+
+def test_unknown_bound_is_not_called_exact() -> None:
+    text = TerminalRenderer().render(_profile(notes=[UNBOUNDED_NOTE]))
+    assert "(a lower bound)" in text and "(exact)" not in text and "±" not in text.split("\n")[2]
+
+
+def test_json_renderer_round_trips() -> None:
+    p = _profile()
+    renderers: list[Renderer] = [JsonRenderer(), TerminalRenderer()]
+    assert all(isinstance(r.render(p), str) for r in renderers)
+    assert Profile.from_dict(json.loads(JsonRenderer(indent=2).render(p))) == p
+
+
+def test_analysis_helpers() -> None:
+    p = _profile()
+    rows = phase_rows(p)
+    assert [round(r.share, 2) for r in rows] == [0.25, 0.1, 0.75]
+    assert [r.growth_bytes for r in rows] == [180 * MIB, 120 * MIB, 250 * MIB]
+    assert [q.pid for q in top_processes(p, 1)] == [10]
+    assert sparkline([0, 1, 2, 3, 4, 5, 6, 7, 8], width=9) == " ▁▂▃▄▅▆▇█"
+    assert sparkline([5, 0, 0, 0], width=2) == "█ "  # each column shows its maximum
+    assert sparkline([], width=5) == ""
