@@ -218,6 +218,9 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
                     next_sample, wait = clock(), 0.0
                 info = signal.sigtimedwait(_WAITED, wait)
                 while info is not None:
+                    if info.si_signo == signal.SIGCHLD:
+                        # before reaping: a zombie's /proc/PID/stat still holds its final CPU times
+                        watcher.sample()
                     _handle(info, state, clock() - t0)
                     info = signal.sigtimedwait(_WAITED, 0)
         except BaseException:
