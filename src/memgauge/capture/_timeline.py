@@ -8,16 +8,20 @@ and the sampling interval doubles. A one-hour run therefore keeps between ``capa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge._profile import Timeline
 
-from memgauge._profile import ProcessSeries, Timeline
+# plain classes, and the Profile types only in build(): the runner imports this module before it
+# starts the program, so that the first sample is taken at once
 
 
-@dataclass
 class _Series:
-    pid: int
-    start: int
-    values: list[int] = field(default_factory=list)
+    __slots__ = ("pid", "start", "values")
+
+    def __init__(self, pid: int, start: int) -> None:
+        self.pid, self.start = pid, start
+        self.values: list[int] = []
 
 
 def _halve(start: int, values: list[int]) -> tuple[int, list[int]]:
@@ -93,6 +97,8 @@ class TimelineBuilder:
         self.interval = min(self.interval * 2, self._max_interval)
 
     def build(self) -> Timeline:
+        from memgauge._profile import ProcessSeries, Timeline
+
         series = sorted([*self._done, *self._live.values()], key=lambda s: (s.start, s.pid))
         return Timeline(
             interval_seconds=self.interval,

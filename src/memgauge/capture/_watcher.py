@@ -9,13 +9,19 @@ the cgroup when there is one.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from memgauge.capture import _procfs
-from memgauge.capture._cgroup import MemoryGroup
 from memgauge.capture._events import BOOTSTRAP_MODULE
-from memgauge.capture._timeline import TimelineBuilder
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from memgauge.capture._cgroup import MemoryGroup
+    from memgauge.capture._timeline import TimelineBuilder
+
+# plain classes, no dataclasses: the runner imports this module before it starts the program, so
+# that the first sample is taken at once
 
 # without a cgroup, children forked by threads other than the main one are found by a full /proc scan
 # every this many samples
@@ -30,40 +36,48 @@ def user_cmdline(cmdline: list[str] | None) -> list[str] | None:
     return cmdline
 
 
-@dataclass
 class WatchedProcess:
-    pid: int
-    ppid: int | None
-    image: tuple[int, int]
-    cmdline: list[str]
-    first_seen: float
-    last_seen: float
-    peak: int = 0
-    last_high_water: int = 0
-    last_high_water_at: float = 0.0
-    user: float = 0.0
-    system: float = 0.0
-    alive: bool = True
-    replaced_by_exec: bool = False
-    first_sample: int = 0
+    """One process image as the watcher saw it (a pid that exec'd has one per program)."""
+
+    def __init__(
+        self,
+        pid: int,
+        ppid: int | None,
+        image: tuple[int, int],
+        cmdline: list[str],
+        first_seen: float,
+        last_seen: float,
+        *,
+        alive: bool = True,
+        first_sample: int = 0,
+    ) -> None:
+        self.pid, self.ppid, self.image, self.cmdline = pid, ppid, image, cmdline
+        self.first_seen, self.last_seen = first_seen, last_seen
+        self.alive, self.first_sample = alive, first_sample
+        self.peak = 0
+        self.last_high_water, self.last_high_water_at = 0, 0.0
+        self.user, self.system = 0.0, 0.0
+        self.replaced_by_exec = False
 
 
-@dataclass
 class TreeWatcher:
-    root_pid: int
-    group: MemoryGroup | None
-    builder: TimelineBuilder
-    t0: float
-    clock: Callable[[], float]
-    processes: list[WatchedProcess] = field(default_factory=list)
-    max_sampled_tree: int = 0
-    max_sampled_tree_at: float = 0.0
-    group_peak_at: float | None = None
-    _live: dict[int, WatchedProcess] = field(default_factory=dict)
-    _known: set[int] = field(default_factory=set)
-    _samples: int = 0
-    _group_peak: int = -1
-    _files: _procfs.OpenFiles = field(default_factory=_procfs.OpenFiles)
+    def __init__(
+        self,
+        root_pid: int,
+        group: MemoryGroup | None,
+        builder: TimelineBuilder,
+        t0: float,
+        clock: Callable[[], float],
+    ) -> None:
+        self.root_pid, self.group, self.builder, self.t0, self.clock = root_pid, group, builder, t0, clock
+        self.processes: list[WatchedProcess] = []
+        self.max_sampled_tree, self.max_sampled_tree_at = 0, 0.0
+        self.group_peak_at: float | None = None
+        self._live: dict[int, WatchedProcess] = {}
+        self._known: set[int] = set()
+        self._samples = 0
+        self._group_peak = -1
+        self._files = _procfs.OpenFiles()
 
     def _discover(self) -> list[int]:
         if self.group is not None:
@@ -122,12 +136,12 @@ class TreeWatcher:
                     proc.alive, proc.user, proc.system = False, 0.0, 0.0
                     proc.replaced_by_exec = self._samples - proc.first_sample <= 1
                 proc = WatchedProcess(
-                    pid=pid,
-                    ppid=st.ppid,
-                    image=st.image,
-                    cmdline=user_cmdline(_procfs.read_cmdline(pid)) or [f"[{st.comm}]"],
-                    first_seen=now,
-                    last_seen=now,
+                    pid,
+                    st.ppid,
+                    st.image,
+                    user_cmdline(_procfs.read_cmdline(pid)) or [f"[{st.comm}]"],
+                    now,
+                    now,
                     first_sample=self._samples,
                 )
                 self._live[pid] = proc

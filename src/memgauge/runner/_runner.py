@@ -30,6 +30,8 @@ from memgauge._errors import (
 )
 from memgauge.capture._cgroup import MemoryGroup, create_memory_group
 from memgauge.capture._events import ENV_EVENTS_DIR
+from memgauge.capture._timeline import TimelineBuilder
+from memgauge.capture._watcher import TreeWatcher
 from memgauge.runner._state import Reaped, RunState
 from memgauge.runner._target import Target
 
@@ -199,17 +201,16 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             raise CommandNotExecutableError(f"cannot execute {target.value}: {e.strerror or e}") from e
         except subprocess.SubprocessError as e:  # raised by preexec: joining the cgroup failed
             raise InternalError(f"cannot start the program in its cgroup ({e}); try --cgroup off") from e
-        # the program runs: now import what measuring and reporting need
         _set_subreaper(True)
-        from memgauge.capture._timeline import TimelineBuilder
-        from memgauge.capture._watcher import TreeWatcher
-        from memgauge.runner._assemble import assemble_profile
-
         builder = TimelineBuilder(options.interval, options.timeline_capacity)
         watcher = TreeWatcher(child.pid, group, builder, t0, clock)
         state = RunState(child.pid)
         next_sample = clock()
         try:
+            watcher.sample()  # at once: a program may not live long
+            # while the program starts up: what assembling the profile needs (dataclasses, json)
+            from memgauge.runner._assemble import assemble_profile
+
             while not state.main_done:
                 watcher.sample()
                 next_sample += builder.interval
