@@ -14,7 +14,7 @@ import contextlib
 import os
 import time
 
-from memgauge.capture._procfs import PAGE_SIZE, OpenFiles
+from memgauge.capture._procfs import PAGE_SIZE, OpenFiles, orphaned_entries
 
 # os.path, not pathlib, and no dataclass: this module is imported before the program starts, and
 # every millisecond spent importing is added to the run's wall time
@@ -192,15 +192,9 @@ class MemoryGroup:
 
 
 def _remove_stale(parent: str) -> None:
-    try:
-        names = [n for n in os.listdir(parent) if n.startswith(PREFIX)]
-    except OSError:
-        return
-    for name in names:
-        owner = name[len(PREFIX) :].split("-", 1)[0]
-        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
-            with contextlib.suppress(OSError):
-                os.rmdir(os.path.join(parent, name))
+    for path in orphaned_entries(parent, PREFIX):
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
 
 
 def create_memory_group(prefer: str = "auto") -> tuple[MemoryGroup | None, str]:

@@ -162,3 +162,18 @@ def scan_ppids() -> dict[int, int]:
             if st is not None:
                 out[int(entry.name)] = st.ppid
     return out
+
+
+def orphaned_entries(directory: str, prefix: str) -> list[str]:
+    """Paths in ``directory`` named ``PREFIX<pid>-...`` whose owning memgauge (``pid``) is gone:
+    what a memgauge killed by SIGKILL or the OOM killer could not clean up."""
+    try:
+        names = [n for n in os.listdir(directory) if n.startswith(prefix)]
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        owner = name[len(prefix) :].split("-", 1)[0]
+        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+            out.append(os.path.join(directory, name))
+    return out

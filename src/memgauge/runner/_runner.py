@@ -30,6 +30,7 @@ from memgauge._errors import (
 )
 from memgauge.capture._cgroup import MemoryGroup, create_memory_group
 from memgauge.capture._events import ENV_EVENTS_DIR
+from memgauge.capture._procfs import orphaned_entries
 from memgauge.capture._timeline import TimelineBuilder
 from memgauge.capture._watcher import TreeWatcher
 from memgauge.runner._state import Reaped, RunState
@@ -105,25 +106,14 @@ _EVENTS_PREFIX = "memgauge-events-"
 def _make_events_dir() -> str:
     # absolute: the program may change its working directory before it writes an event
     base = os.path.abspath(os.environ.get("TMPDIR") or "/tmp")
-    _remove_stale_events_dirs(base)
+    for stale in orphaned_entries(base, _EVENTS_PREFIX):
+        shutil.rmtree(stale, ignore_errors=True)
     path = os.path.join(base, f"{_EVENTS_PREFIX}{os.getpid()}-{time.monotonic_ns()}")
     try:
         os.mkdir(path, 0o700)
     except OSError as e:
         raise OutputError(f"cannot create a working directory in {base}: {e.strerror}") from e
     return path
-
-
-def _remove_stale_events_dirs(base: str) -> None:
-    """Directories left by a memgauge that was killed (SIGKILL, OOM) and whose owner is gone."""
-    try:
-        names = [n for n in os.listdir(base) if n.startswith(_EVENTS_PREFIX)]
-    except OSError:
-        return
-    for name in names:
-        owner = name[len(_EVENTS_PREFIX) :].split("-", 1)[0]
-        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
-            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
 
 
 def _reap(state: RunState, now: float) -> None:
