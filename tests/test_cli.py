@@ -91,7 +91,7 @@ def test_help_and_version_exit_zero(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "memgauge 0." in out and "usage: memgauge run" in out
 
 
-def test_python_dash_m_command_form(tmp_path: Path) -> None:
+def test_a_command_on_path_runs_without_double_dash(tmp_path: Path) -> None:
     # `memgauge run python -c ...` without `--`: python is a command on PATH, not a script
     r = cli("run", "--no-json", "-q", "python3", "-c", "print(6 * 7)", cwd=tmp_path)
     assert r.returncode == 0, r.stderr

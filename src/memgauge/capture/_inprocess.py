@@ -88,13 +88,13 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
         self._tracker.process_peak = 0
         # a tracker already active (phases of a measured run, an enclosing profile) keeps what the
         # reset below erases, and hears of every reset this profile's phases make
-        self._tracker.upstream = _phases.active_tracker()
-        if self._tracker.upstream is not None:
-            self._tracker.upstream.note_reset(self._source.high_water())
+        self._previous = self._tracker.upstream = _phases.active_tracker()
+        if self._previous is not None:
+            self._previous.note_reset(self._source.high_water())
         self._reset = self._source.reset_high_water()
         self._t0 = self._clock()
         self._cpu0 = self._cpu()
-        self._previous = _phases.set_tracker(self._tracker)
+        _phases.set_tracker(self._tracker)
         self._take_sample()
         if self._sample:
             self._thread = threading.Thread(target=self._run, name="memgauge-sampler", daemon=True)
@@ -118,7 +118,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        # close phases left open by an exception so they are not lost
+        # phases opened and never closed (a generator abandoned mid-phase) are kept, marked unfinished
         for opened in sorted(self._sink.opened.values(), key=lambda o: -o.depth):
             self._aborted.add(opened.id)
             self._tracker.end(opened)

@@ -30,15 +30,6 @@ class Target:
     def __repr__(self) -> str:
         return f"Target({self.kind!r}, {self.value!r}, {self.args!r})"
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Target) and (self.kind, self.value, self.args) == (
-            other.kind,
-            other.value,
-            other.args,
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
     def argv(self) -> list[str]:
         """The command line the child process executes."""
         if self.kind == "command":
