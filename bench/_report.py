@@ -13,8 +13,11 @@ from typing import Any
 MIB = 1 << 20
 NOOP = "noop"
 # the targets from the issue
-OVERHEAD_TARGET = 1.05
+OVERHEAD_TARGET = 1.05  # default mode, against plain: each workload, and the median over workloads
+OVERHEAD_WORST_TARGET = 1.3  # default mode, against plain: the worst workload
 STARTUP_TARGET_SECONDS = 0.3
+ALLOC_TOOL, ALLOC_BASE = "memgauge-alloc", "memray"
+ALLOC_TARGET = 1.05  # memgauge run --alloc against memray run alone, on the same workload
 
 
 @dataclass
@@ -42,14 +45,15 @@ def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def _paired_ratios(records: list[RunRecord], workload: str, tool: str) -> list[float]:
-    """tool / plain wall time within each repetition: pairing cancels drift between repetitions."""
+def _paired_ratios(records: list[RunRecord], workload: str, tool: str, base: str = "plain") -> list[float]:
+    """tool / base (plain unless told) wall time within each repetition: pairing cancels drift
+    between repetitions."""
     by_rep = {(r.rep, r.tool): r for r in records if r.workload == workload and r.ok}
     ratios = []
     for (rep, name), run in by_rep.items():
-        plain = by_rep.get((rep, "plain"))
-        if name == tool and plain is not None and plain.wall_seconds > 0:
-            ratios.append(run.wall_seconds / plain.wall_seconds)
+        other = by_rep.get((rep, base))
+        if name == tool and other is not None and other.wall_seconds > 0:
+            ratios.append(run.wall_seconds / other.wall_seconds)
     return ratios
 
 
@@ -74,7 +78,7 @@ def _cell_summary(records: list[RunRecord], workload: str, tool: str) -> dict[st
     lines = sorted({str(r.extra["peak_line"]) for r in ok if "peak_line" in r.extra})
     if lines:
         summary["peak_lines"] = lines  # where the tool says the peak happened
-    for key in ("largest_process_bytes", "tool_wall_seconds"):
+    for key in ("largest_process_bytes", "tool_wall_seconds", "allocation_peak_bytes"):
         values = [float(r.extra[key]) for r in ok if key in r.extra]
         if values:
             summary[f"{key}_median"] = _median(values)
@@ -88,10 +92,14 @@ def summarize(records: list[RunRecord], workloads: list[str], tools: list[str]) 
         for cell in cells[w].values():
             peak = cell["peak_median_bytes"]
             cell["peak_vs_kernel"] = peak / kernel if peak is not None and kernel else None
-            largest = cell.get("largest_process_bytes_median")
-            if largest is not None and kernel:
-                cell["largest_process_vs_kernel"] = largest / kernel
-    return {"cells": cells, "startup_seconds": _startup_costs(cells, tools), "targets": _targets(cells)}
+            for key in ("largest_process", "allocation_peak"):
+                value = cell.get(f"{key}_bytes_median")
+                if value is not None and kernel:
+                    cell[f"{key}_vs_kernel"] = value / kernel
+    targets = _targets(cells)
+    if ALLOC_TOOL in tools and ALLOC_BASE in tools:
+        targets.update(_alloc_targets(records, workloads))
+    return {"cells": cells, "startup_seconds": _startup_costs(cells, tools), "targets": targets}
 
 
 def _startup_costs(cells: dict[str, dict[str, Any]], tools: list[str]) -> dict[str, float | None]:
@@ -121,6 +129,17 @@ def _targets(cells: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "overhead_met_by_workload": {w: r <= OVERHEAD_TARGET for w, r in ratios.items()},
         "startup_target_s": STARTUP_TARGET_SECONDS,
     }
+    if ratios:
+        median = statistics.median(ratios.values())
+        worst = max(ratios, key=lambda w: ratios[w])
+        result.update(
+            overhead_median=median,
+            overhead_median_met=median <= OVERHEAD_TARGET,
+            overhead_worst_target=OVERHEAD_WORST_TARGET,
+            overhead_worst_workload=worst,
+            overhead_worst=ratios[worst],
+            overhead_worst_met=ratios[worst] <= OVERHEAD_WORST_TARGET,
+        )
     noop = cells.get(NOOP, {})
     if "memgauge" in noop:
         plain, mg = noop["plain"]["wall_median_s"], noop["memgauge"]["wall_median_s"]
@@ -131,6 +150,22 @@ def _targets(cells: dict[str, dict[str, Any]]) -> dict[str, Any]:
         if inside is not None:
             result["noop_wall_reported_by_memgauge_s"] = inside
     return result
+
+
+def _alloc_targets(records: list[RunRecord], workloads: list[str]) -> dict[str, Any]:
+    """memgauge --alloc against memray run alone: per workload, the median of the per-repetition
+    ratios of their wall times (both timed from outside, start-up included). noop is listed but not
+    held to the target: it compares start-up costs only."""
+    ratios: dict[str, float] = {}
+    for w in workloads:
+        median = _median(_paired_ratios(records, w, ALLOC_TOOL, ALLOC_BASE))
+        if median is not None:
+            ratios[w] = median
+    return {
+        "alloc_target": ALLOC_TARGET,
+        "alloc_vs_memray_by_workload": ratios,
+        "alloc_met_by_workload": {w: r <= ALLOC_TARGET for w, r in ratios.items() if w != NOOP},
+    }
 
 
 # --- markdown ----------------------------------------------------------------------------------
@@ -184,6 +219,8 @@ def peak_table(summary: dict[str, Any], workloads: list[str], tools: list[str]) 
         header.append(f"{t} MiB")
         if t == "memgauge":
             header.append("memgauge largest process MiB")
+        if t == ALLOC_TOOL:
+            header.append(f"{ALLOC_TOOL} allocation MiB")
     rows = []
     for w in workloads:
         cells = summary["cells"][w]
@@ -192,6 +229,8 @@ def peak_table(summary: dict[str, Any], workloads: list[str], tools: list[str]) 
             row.append(_peak_cell(cells[t]))
             if t == "memgauge":
                 row.append(_peak_cell(cells[t], "largest_process_bytes_median", "largest_process_vs_kernel"))
+            if t == ALLOC_TOOL:
+                row.append(_peak_cell(cells[t], "allocation_peak_bytes_median", "allocation_peak_vs_kernel"))
         rows.append(row)
     return _table(header, rows)
 
@@ -202,6 +241,14 @@ def targets_text(summary: dict[str, Any]) -> str:
     for w, ratio in targets["overhead_by_workload"].items():
         met = "met" if targets["overhead_met_by_workload"][w] else "NOT met"
         lines.append(f"- memgauge overhead on {w}: {ratio:.3f}x (target <= {OVERHEAD_TARGET}x: {met})")
+    if "overhead_median" in targets:
+        median, worst = targets["overhead_median"], targets["overhead_worst"]
+        lines.append(
+            f"- memgauge overhead over these workloads: median {median:.3f}x (target <= {OVERHEAD_TARGET}x: "
+            f"{'met' if targets['overhead_median_met'] else 'NOT met'}), worst {worst:.3f}x on "
+            f"{targets['overhead_worst_workload']} (target <= {OVERHEAD_WORST_TARGET}x: "
+            f"{'met' if targets['overhead_worst_met'] else 'NOT met'})"
+        )
     if "startup_s" in targets:
         cost = targets["startup_s"]
         met = "met" if targets["startup_met"] else "NOT met"
@@ -216,6 +263,18 @@ def targets_text(summary: dict[str, Any]) -> str:
         lines.append(
             f"- on noop memgauge's own wall_seconds is {inside:.3f} s: the rest of its outside wall time is "
             "spent before the program starts or after it ends"
+        )
+    return "\n".join(lines)
+
+
+def alloc_text(summary: dict[str, Any]) -> str:
+    targets = summary["targets"]
+    lines = []
+    for w, ratio in targets.get("alloc_vs_memray_by_workload", {}).items():
+        met = targets["alloc_met_by_workload"].get(w)
+        verdict = "start-up only, no target" if met is None else "met" if met else "NOT met"
+        lines.append(
+            f"- {ALLOC_TOOL} / {ALLOC_BASE} on {w}: {ratio:.3f}x (target <= {ALLOC_TARGET}x: {verdict})"
         )
     return "\n".join(lines)
 
@@ -245,6 +304,13 @@ def markdown(summary: dict[str, Any], workloads: list[str], tools: list[str], re
         "",
         targets_text(summary) or "- not measured (no successful memgauge run)",
     ]
+    if ALLOC_TOOL in tools and ALLOC_BASE in tools:
+        parts += [
+            "",
+            f"### memgauge --alloc against memray run (median of per-repetition {ALLOC_TOOL} / {ALLOC_BASE})",
+            "",
+            alloc_text(summary) or f"- not measured (no repetition where both {ALLOC_TOOL} and memray ran)",
+        ]
     notes = notes_text(summary)
     if notes:
         parts += ["", "### Notes", "", notes]

@@ -42,6 +42,8 @@ class Tool:
     read: Callable[[str | None, Path], Reading]
     env: Callable[[Path], dict[str, str]] = lambda _out: {}
     peak_kind: str = ""
+    # a module the tool needs in this interpreter besides its executable (memgauge --alloc: memray)
+    needs_module: str | None = None
 
 
 def find_executable(name: str) -> str | None:
@@ -88,6 +90,11 @@ def _memgauge_argv(exe: str | None, script: Path, out: Path) -> list[str]:
     return [str(exe), "run", "-q", "--json", str(out / "memgauge.json"), str(script)]
 
 
+def _memgauge_alloc_argv(exe: str | None, script: Path, out: Path) -> list[str]:
+    # allocation tracking with memray inside the program's process, on top of the default mode
+    return [str(exe), "run", "-q", "--alloc", "--json", str(out / "memgauge.json"), str(script)]
+
+
 def _memgauge_read(_exe: str | None, out: Path) -> Reading:
     path = out / "memgauge.json"
     if not path.is_file():
@@ -104,6 +111,20 @@ def _memgauge_read(_exe: str | None, out: Path) -> Reading:
             "tool_wall_seconds": float(data["wall_seconds"]),
         },
     )
+
+
+def _memgauge_alloc_read(exe: str | None, out: Path) -> Reading:
+    """The same resident peak as the memgauge tool; the allocation peak (memray's figure, summed
+    over the processes) goes beside it."""
+    reading = _memgauge_read(exe, out)
+    if reading.peak_bytes is None:
+        return reading
+    alloc = json.loads((out / "memgauge.json").read_text()).get("allocation_peak")
+    if alloc is None:
+        reading.note = "memgauge --alloc wrote no allocation_peak"
+    else:
+        reading.extra["allocation_peak_bytes"] = int(alloc["bytes"])
+    return reading
 
 
 # --- memray ------------------------------------------------------------------------------------
@@ -137,8 +158,13 @@ def _memray_read(exe: str | None, out: Path) -> Reading:
 
 
 def _scalene_argv(exe: str | None, script: Path, out: Path) -> list[str]:
-    # scalene 2.x: `run` profiles CPU and memory and saves JSON; it opens no browser
-    return [str(exe), "run", "-o", str(out / "scalene.json"), str(script)]
+    # scalene 2.x: `run` profiles CPU and memory and saves JSON; it opens no browser. --memory: CPU
+    # and memory only, no GPU. Its default also profiles the GPU, which starts torch.profiler
+    # (with_stack=True) whenever torch can be imported: every Python call is then recorded, and a
+    # 2 s pure-Python workload took minutes and GiBs (scalene 2.4.0, torch 2.13 in the venv).
+    # Without torch and without a GPU, --memory measures what the default measures. (scalene still
+    # imports torch when it can, at start-up: that cost stays in its numbers.)
+    return [str(exe), "run", "--memory", "-o", str(out / "scalene.json"), str(script)]
 
 
 def _scalene_read(_exe: str | None, out: Path) -> Reading:
@@ -176,12 +202,20 @@ def _mprof_read(_exe: str | None, out: Path) -> Reading:
 
 
 BASELINES = ("plain", "kernel")
-PEERS = ("memgauge", "memray", "scalene", "mprof")
+PEERS = ("memgauge", "memgauge-alloc", "memray", "scalene", "mprof")
 
 _TOOLS = {
     "plain": Tool("plain", None, _plain_argv, _no_reading),
     "kernel": Tool("kernel", None, _kernel_argv, _kernel_read, _kernel_env, "resident (VmHWM)"),
     "memgauge": Tool("memgauge", "memgauge", _memgauge_argv, _memgauge_read, peak_kind="resident (tree)"),
+    "memgauge-alloc": Tool(
+        "memgauge-alloc",
+        "memgauge",
+        _memgauge_alloc_argv,
+        _memgauge_alloc_read,
+        peak_kind="resident (tree)",
+        needs_module="memray",
+    ),
     "memray": Tool("memray", "memray", _memray_argv, _memray_read, peak_kind="allocation"),
     "scalene": Tool("scalene", "scalene", _scalene_argv, _scalene_read, peak_kind="allocation (sampled)"),
     "mprof": Tool("mprof", "mprof", _mprof_argv, _mprof_read, peak_kind="resident (polled 0.1 s)"),

@@ -43,7 +43,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 WORKLOAD_DIR = BENCH_DIR / "workloads"
 RESULTS_DIR = BENCH_DIR / "results"
 # the order of the tables: the known answer first, the empty program last
-DEFAULT_WORKLOADS = ("known_peak", "pyobjects", "cubes", "sleep_compute", "noop")
+DEFAULT_WORKLOADS = ("known_peak", "pyobjects", "allocs", "calls", "cubes", "sleep_compute", "noop")
 PACKAGES = ("memgauge", "memray", "scalene", "memory-profiler", "numpy", "psutil")
 
 
@@ -105,6 +105,8 @@ def _resolve_tools(spec: str) -> tuple[list[tuple[Tool, str | None]], dict[str, 
         exe = find_executable(tool.executable or name)
         if exe is None:
             skipped[name] = f"not installed: no '{tool.executable}' beside {sys.executable} or on PATH"
+        elif tool.needs_module and importlib.util.find_spec(tool.needs_module) is None:
+            skipped[name] = f"not installed: {sys.executable} cannot import {tool.needs_module}"
         else:
             tools.append((tool, exe))
     return tools, skipped
@@ -118,21 +120,36 @@ def _stderr_tail(path: Path, limit: int = 300) -> str:
         return ""
 
 
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def _wait_or_stop(proc: subprocess.Popen[bytes], timeout: float) -> int:
     """The exit status, or 124 after stopping the whole process group: a tool's own child (the
-    program) must not outlive it. SIGTERM first, so a tool can clean up (memgauge removes its cgroup)."""
+    program) must not outlive it. SIGTERM first, so a tool can clean up (memgauge removes its cgroup);
+    SIGKILL to whatever is left of the group after 5 s, even when the tool itself has exited (scalene
+    exits on SIGTERM and leaves its profiling child running). Processes left in the group after a
+    normal exit are killed too: nothing may run on into the next measurement."""
     try:
-        return proc.wait(timeout=timeout)
+        returncode = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         pass
-    for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, None)):
+    else:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        try:
-            proc.wait(timeout=grace)
-            break
-        except subprocess.TimeoutExpired:
-            continue
+            os.killpg(proc.pid, signal.SIGKILL)
+        return returncode
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and (proc.poll() is None or _group_alive(proc.pid)):
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
     return 124
 
 
@@ -211,7 +228,8 @@ def _run_all(
                 )
                 status = "" if rc == 0 else f"  (failed: exit {rc})"
                 print(
-                    f"[rep {rep + 1}/{reps}] {name:<14} {tool.name:<9} {wall:7.3f} s{status}", file=sys.stderr
+                    f"[rep {rep + 1}/{reps}] {name:<14} {tool.name:<14} {wall:7.3f} s{status}",
+                    file=sys.stderr,
                 )
     return records
 

@@ -5,6 +5,10 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+# torch tests (a peak made of CPU tensors) run where torch is installed; CI installs the CPU build
+if [ "${MEMGAUGE_TEST_TORCH:-0}" = 1 ]; then
+    .venv/bin/python -m pip install -q --disable-pip-version-check "torch==${MEMGAUGE_TORCH_VERSION:-2.13.0}"
+fi
 .venv/bin/ruff check src tests bench examples
 .venv/bin/ruff format --check src tests bench examples
 .venv/bin/mypy

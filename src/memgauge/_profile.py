@@ -18,20 +18,28 @@ from typing import Any
 
 from memgauge._errors import OutputError, ProfileFormatError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty
+READABLE_VERSIONS = (1, 2)
 # in peak.notes when sampling missed part of the tree, so error_bound_bytes bounds nothing
 UNBOUNDED_NOTE = "some processes were seen in a sampled sum but have no record: the error bound is unknown"
 
 __all__ = [
     "SCHEMA_VERSION",
     "UNBOUNDED_NOTE",
+    "AllocationPeak",
+    "Attribution",
     "CpuTimes",
     "ExitStatus",
+    "ImportRecord",
+    "LeakSuspect",
+    "LineStats",
     "Peak",
     "PhaseRecord",
     "ProcessRecord",
     "ProcessSeries",
     "Profile",
+    "Reconciliation",
     "Timeline",
     "load_profile",
 ]
@@ -54,6 +62,20 @@ class CpuTimes:
 
 
 @dataclass
+class Attribution:
+    """A line's share of a peak: ``bytes`` of process ``pid``'s peak are charged to ``file:line``.
+    ``stack`` holds its callers, outermost first, as ``file:line`` strings."""
+
+    pid: int
+    file: str
+    line: int
+    function: str
+    bytes: int
+    stack: list[str] = field(default_factory=list)
+    source: str = ""
+
+
+@dataclass
 class Peak:
     """The resident peak of the whole measured process tree.
 
@@ -70,6 +92,8 @@ class Peak:
     largest_process_bytes: int = 0
     sampled_tree_bytes: int = 0
     notes: list[str] = field(default_factory=list)
+    # the lines holding each process's resident peak, largest first (see docs/measurement.md)
+    attribution: list[Attribution] = field(default_factory=list)
 
 
 @dataclass
@@ -133,6 +157,78 @@ class Timeline:
 
 
 @dataclass
+class LineStats:
+    """Where the time of one line of one process went, from sampling. Times are seconds summed over
+    the process's threads; ``resident_growth_bytes`` is the net change of the process's resident
+    memory while the line ran (negative where it released memory)."""
+
+    pid: int
+    file: str
+    line: int
+    function: str
+    cpu_python_seconds: float = 0.0
+    cpu_native_seconds: float = 0.0
+    wait_seconds: float = 0.0
+    resident_growth_bytes: int = 0
+    samples: int = 0
+    source: str = ""
+
+
+@dataclass
+class AllocationPeak:
+    """With ``--alloc``: the peak of live heap allocations (memray), per process, and the lines
+    holding them at that moment. ``bytes`` sums the processes' own allocation peaks."""
+
+    bytes: int = 0
+    processes: dict[str, int] = field(default_factory=dict)
+    attribution: list[Attribution] = field(default_factory=list)
+
+
+@dataclass
+class Reconciliation:
+    """Why a process's resident peak and allocation peak differ:
+    ``resident_peak = baseline + (allocation_peak - untouched) + other``."""
+
+    pid: int
+    resident_peak_bytes: int
+    allocation_peak_bytes: int
+    baseline_bytes: int
+    untouched_bytes: int
+    other_bytes: int
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ImportRecord:
+    """The first import of a top-level package in process ``pid``: time and resident growth,
+    including the packages it imported first (``self_*`` excludes those)."""
+
+    pid: int
+    package: str
+    start_seconds: float
+    seconds: float
+    resident_bytes: int
+    self_seconds: float
+    self_resident_bytes: int
+
+
+@dataclass
+class LeakSuspect:
+    """A line whose retained resident memory kept growing, without release, until the end."""
+
+    pid: int
+    file: str
+    line: int
+    function: str
+    rate_bytes_per_second: float
+    retained_bytes: int
+    first_seconds: float
+    last_seconds: float
+    fit_r2: float
+    source: str = ""
+
+
+@dataclass
 class Profile:
     command: list[str]
     exit: ExitStatus
@@ -143,6 +239,11 @@ class Profile:
     phases: list[PhaseRecord] = field(default_factory=list)
     timeline: Timeline = field(default_factory=Timeline)
     environment: dict[str, Any] = field(default_factory=dict)
+    lines: list[LineStats] = field(default_factory=list)
+    imports: list[ImportRecord] = field(default_factory=list)
+    leaks: list[LeakSuspect] = field(default_factory=list)
+    allocation_peak: AllocationPeak | None = None
+    reconciliation: list[Reconciliation] = field(default_factory=list)
     started_at: str = ""
     memgauge_version: str = ""
     schema_version: int = SCHEMA_VERSION
@@ -180,9 +281,10 @@ class Profile:
         if not isinstance(data, dict) or "schema_version" not in data:
             raise ProfileFormatError("not a memgauge profile (no schema_version)")
         version = data["schema_version"]
-        if type(version) is not int or version != SCHEMA_VERSION:
+        if type(version) is not int or version not in READABLE_VERSIONS:
             raise ProfileFormatError(
-                f"profile schema_version {version!r} is not supported (this memgauge reads {SCHEMA_VERSION})"
+                f"profile schema_version {version!r} is not supported "
+                f"(this memgauge reads {', '.join(map(str, READABLE_VERSIONS))})"
             )
         unknown = set(data) - {f.name for f in fields(cls)}
         if unknown:
@@ -190,19 +292,30 @@ class Profile:
         try:
             tl = dict(data.get("timeline") or {})
             tl["processes"] = [ProcessSeries(**s) for s in tl.get("processes", [])]
+            peak = dict(data["peak"])
+            peak["attribution"] = [Attribution(**a) for a in peak.get("attribution", [])]
+            alloc = data.get("allocation_peak")
+            if alloc is not None:
+                alloc = dict(alloc)
+                alloc["attribution"] = [Attribution(**a) for a in alloc.get("attribution", [])]
             return cls(
                 command=list(data["command"]),
                 exit=ExitStatus(**data["exit"]),
                 wall_seconds=float(data["wall_seconds"]),
                 cpu=CpuTimes(**data["cpu"]),
-                peak=Peak(**data["peak"]),
+                peak=Peak(**peak),
                 processes=[ProcessRecord(**p) for p in data.get("processes", [])],
                 phases=[PhaseRecord(**p) for p in data.get("phases", [])],
                 timeline=Timeline(**tl),
                 environment=dict(data.get("environment", {})),
+                lines=[LineStats(**x) for x in data.get("lines", [])],
+                imports=[ImportRecord(**x) for x in data.get("imports", [])],
+                leaks=[LeakSuspect(**x) for x in data.get("leaks", [])],
+                allocation_peak=AllocationPeak(**alloc) if alloc is not None else None,
+                reconciliation=[Reconciliation(**x) for x in data.get("reconciliation", [])],
                 started_at=str(data.get("started_at", "")),
                 memgauge_version=str(data.get("memgauge_version", "")),
-                schema_version=version,
+                schema_version=SCHEMA_VERSION,
             )
         except (KeyError, TypeError, ValueError) as e:
             raise ProfileFormatError(f"malformed memgauge profile: {e}") from e

@@ -9,7 +9,7 @@ MIB = 1 << 20
 
 
 def child(ready_path: str) -> None:
-    block = b"\x03" * (400 * MIB)
+    block = b"\x03" * (400 * MIB)  # LINE: child
     open(ready_path, "w").close()
     time.sleep(0.5)  # hold the peak long enough for the parent to still be alive and holding
     del block

@@ -8,7 +8,7 @@ SPIKE = int(os.environ.get("SPIKE_MIB", "800")) * MIB
 
 
 def spike() -> int:
-    block = b"\x01" * SPIKE  # bytes * n writes every byte: all pages resident
+    block = b"\x01" * SPIKE  # LINE: spike (bytes * n writes every byte: all pages resident)
     n = len(block)
     del block
     return n

@@ -7,7 +7,7 @@ out: list[int] = []
 
 
 def work() -> None:
-    block = b"\x05" * (500 * MIB)
+    block = b"\x05" * (500 * MIB)  # LINE: thread
     out.append(len(block))
     del block
 

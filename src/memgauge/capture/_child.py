@@ -60,6 +60,9 @@ def main(argv: list[str]) -> None:
     if writer is not None:
         atexit.register(_report_exit, writer)
     _trim_traceback()
+    from memgauge.capture import _start
+
+    _start.start_all()  # already done where the runner's sitecustomize ran: then a no-op
     if kind == "module":
         error = _missing_module(target)
         if error is not None:

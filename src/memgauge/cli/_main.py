@@ -29,7 +29,18 @@ if TYPE_CHECKING:
 
 # options of `memgauge run` that take a value; everything up to the first other token is ours
 _RUN_VALUE_OPTIONS = {"--json", "--interval", "--cgroup"}
-_RUN_FLAGS = {"--no-json", "--quiet", "-q", "--help", "-h", "--color", "--no-color"}
+_RUN_FLAGS = {
+    "--no-json",
+    "--quiet",
+    "-q",
+    "--help",
+    "-h",
+    "--color",
+    "--no-color",
+    "--lib",
+    "--no-lines",
+    "--alloc",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -76,6 +87,23 @@ def _run_parser() -> argparse.ArgumentParser:
         default="auto",
         help="measure the tree peak with a dedicated cgroup (default auto: v2, else v1, else sampling)",
     )
+    p.add_argument(
+        "--lib",
+        action="store_true",
+        help="show library frames (numpy, torch, the standard library) instead of charging them to "
+        "the user line that called them",
+    )
+    p.add_argument(
+        "--no-lines",
+        action="store_true",
+        help="no line sampling in the program's Python processes (peaks, phases and time only)",
+    )
+    p.add_argument(
+        "--alloc",
+        action="store_true",
+        help="also track heap allocations with memray: allocation peak, the lines live at it, and "
+        "why it differs from the resident peak (needs memgauge[alloc])",
+    )
     color = p.add_mutually_exclusive_group()
     color.add_argument("--color", dest="color", action="store_true", default=None, help="force colors")
     color.add_argument("--no-color", dest="color", action="store_false", help="no colors")
@@ -117,13 +145,22 @@ def _cmd_run(argv: list[str]) -> int:
     if not 0 < args.interval <= 10:
         raise UsageError("--interval must be in (0, 10] seconds")
     target = parse_target(rest)
+    if args.lib and args.no_lines:
+        raise UsageError("--lib needs line sampling: drop --no-lines")
+    if args.alloc:
+        import importlib.util
+
+        if importlib.util.find_spec("memray") is None:
+            raise UsageError("--alloc needs memray: pip install 'memgauge[alloc]'")
     json_path: str | None = None
     if not args.no_json:
         if args.json == "":
             raise UsageError("--json needs a path (or use --no-json)")
         json_path = args.json or _default_profile_path(target.name)
         _check_writable(json_path)
-    profile = run_program(target, RunOptions(interval=args.interval, cgroup=args.cgroup))
+    lines = "off" if args.no_lines else "lib" if args.lib else "on"
+    options = RunOptions(interval=args.interval, cgroup=args.cgroup, lines=lines, alloc=args.alloc)
+    profile = run_program(target, options)
     status = profile.exit.code if profile.exit.code is not None else 128 + (profile.exit.signal or 0)
     # the profile first: a report that cannot be shown (stderr closed, a broken pipe) must lose
     # neither the profile nor the program's exit code

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from memgauge._profile import UNBOUNDED_NOTE, Profile
 from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import phase_rows, sparkline, top_processes
+from memgauge.analysis import phase_rows, short_path, sparkline, top_lines, top_processes
 
 
 def _exit_text(profile: Profile) -> Text:
@@ -26,10 +26,19 @@ def _exit_text(profile: Profile) -> Text:
 
 
 class TerminalRenderer:
-    def __init__(self, width: int = 100, color: bool = False, max_processes: int = 5) -> None:
+    def __init__(
+        self,
+        width: int = 100,
+        color: bool = False,
+        max_processes: int = 5,
+        max_lines: int = 8,
+        cwd: str | None = None,
+    ) -> None:
         self.width = width
         self.color = color
         self.max_processes = max_processes
+        self.max_lines = max_lines
+        self.cwd = cwd
 
     def render(self, profile: Profile) -> str:
         buf = io.StringIO()
@@ -44,6 +53,11 @@ class TerminalRenderer:
         self._header(console, profile)
         self._phases(console, profile)
         self._processes(console, profile)
+        self._attribution(console, profile)
+        self._allocation(console, profile)
+        self._lines(console, profile)
+        self._leaks(console, profile)
+        self._imports(console, profile)
         for note in profile.peak.notes:
             console.print(Text(f"note: {note}", style="yellow"))
         return buf.getvalue()
@@ -139,3 +153,138 @@ class TerminalRenderer:
                 shlex.join(proc.cmdline) if proc.cmdline else "(unknown)",
             )
         console.print(table)
+
+    def _where(self, file: str, line: int) -> str:
+        return f"{short_path(file, self.cwd)}:{line}" if line else file
+
+    def _table(self, p: Profile, title: str, figures: list[str]) -> Table:
+        """Figures right-aligned, then the process (when there are several), the line and its
+        source; only the source is cut to fit."""
+        table = Table(title=title, title_justify="left", box=None, pad_edge=False, header_style="bold")
+        for name in figures:
+            table.add_column(name, justify="right", no_wrap=True)
+        if len(p.processes) > 1:
+            table.add_column("pid", justify="right", no_wrap=True)
+        table.add_column("line", no_wrap=True, overflow="ellipsis")
+        table.add_column("source", no_wrap=True, overflow="ellipsis")
+        return table
+
+    def _row(
+        self, table: Table, p: Profile, figures: list[str], pid: int, file: str, line: int, source: str
+    ) -> None:
+        cells: list[Text] = [Text(f) for f in figures]
+        if len(p.processes) > 1:
+            cells.append(Text(str(pid)))
+        cells += [Text(self._where(file, line)), Text(source, style="dim")]  # Text: no markup in source
+        table.add_row(*cells)
+
+    def _fit(self, table: Table) -> Table:
+        """Every column as wide as its content (a location at most 48 characters); the source
+        gets what is left of the width and is cut."""
+        used = 0
+        for column in table.columns:
+            if column.header == "source":
+                continue
+            width = max([len(str(column.header)), *(len(str(c)) for c in column.cells)])
+            if column.header == "line":
+                width = min(width, 48)
+            column.min_width = column.max_width = width
+            used += width + 1
+        for column in table.columns:
+            if column.header == "source":
+                column.max_width = max(8, self.width - used)
+        return table
+
+    def _attribution(self, console: Console, p: Profile) -> None:
+        entries = p.peak.attribution[: self.max_lines]
+        if not entries:
+            return
+        table = self._table(p, "resident peak held by (sampled)", ["bytes"])
+        for a in entries:
+            self._row(table, p, [format_bytes(a.bytes)], a.pid, a.file, a.line, a.source)
+        console.print(self._fit(table))
+
+    def _allocation(self, console: Console, p: Profile) -> None:
+        alloc = p.allocation_peak
+        if alloc is None:
+            return
+        table = self._table(p, f"allocation peak {format_bytes(alloc.bytes)}, live at it (memray)", ["bytes"])
+        for a in alloc.attribution[: self.max_lines]:
+            self._row(table, p, [format_bytes(a.bytes)], a.pid, a.file, a.line, a.source)
+        console.print(self._fit(table))
+        for r in p.reconciliation:
+            console.print(
+                Text(
+                    f"  {'[' + str(r.pid) + '] ' if len(p.processes) > 1 else ''}resident peak "
+                    f"{format_bytes(r.resident_peak_bytes)} = baseline {format_bytes(r.baseline_bytes)} "
+                    f"+ allocations {format_bytes(r.allocation_peak_bytes)} "
+                    f"- never written {format_bytes(r.untouched_bytes)} + other {format_bytes(r.other_bytes)}"
+                )
+            )
+            for note in r.notes:
+                console.print(Text(f"    {note}", style="dim"))
+
+    def _lines(self, console: Console, p: Profile) -> None:
+        rows = top_lines(p, self.max_lines, by="cpu")
+        if rows:
+            table = self._table(
+                p, "CPU time by line (sampled)", ["cpu", "python", "native", "wait", "memory"]
+            )
+            for row in rows:
+                s = row.stats
+                figures = [
+                    format_seconds(s.cpu_python_seconds + s.cpu_native_seconds),
+                    f"{row.python_share:.0%}",
+                    f"{row.native_share:.0%}",
+                    f"{row.wait_share:.0%}",
+                    format_bytes(s.resident_growth_bytes, signed=True),
+                ]
+                self._row(table, p, figures, s.pid, s.file, s.line, s.source)
+            console.print(self._fit(table))
+        waiting = top_lines(p, 3, by="wait", user_only=True)
+        if waiting and waiting[0].stats.wait_seconds >= 0.05 * p.wall_seconds:
+            table = self._table(p, "waiting (I/O, sleep, locks)", ["wait"])
+            for row in waiting:
+                s = row.stats
+                self._row(table, p, [format_seconds(s.wait_seconds)], s.pid, s.file, s.line, s.source)
+            console.print(self._fit(table))
+
+    def _leaks(self, console: Console, p: Profile) -> None:
+        if not p.leaks:
+            return
+        table = self._table(
+            p, "leak suspects (retained memory still growing at the end)", ["rate", "retained"]
+        )
+        for leak in p.leaks[: self.max_lines]:
+            figures = [
+                f"{format_bytes(round(leak.rate_bytes_per_second))}/s",
+                format_bytes(leak.retained_bytes),
+            ]
+            self._row(table, p, figures, leak.pid, leak.file, leak.line, leak.source)
+        console.print(self._fit(table))
+
+    def _imports(self, console: Console, p: Profile) -> None:
+        shown = [r for r in sorted(p.imports, key=lambda r: -r.seconds) if r.seconds >= 0.01][:5]
+        if not shown:
+            return
+        total_t = sum(r.self_seconds for r in p.imports)
+        total_b = sum(r.self_resident_bytes for r in p.imports)
+        table = Table(
+            title=f"imports: {format_seconds(total_t)}, {format_bytes(total_b, signed=True)} in all",
+            title_justify="left",
+            box=None,
+            pad_edge=False,
+            header_style="bold",
+        )
+        table.add_column("package", no_wrap=True)
+        for name in ("time", "memory", "own time"):
+            table.add_column(name, justify="right", no_wrap=True)
+        if len(p.processes) > 1:
+            table.add_column("pid", justify="right", no_wrap=True)
+        for r in shown:
+            cells = [r.package, format_seconds(r.seconds), format_bytes(r.resident_bytes, signed=True)]
+            cells.append(format_seconds(r.self_seconds))
+            if len(p.processes) > 1:
+                cells.append(str(r.pid))
+            table.add_row(*(Text(c) for c in cells))
+        console.print(self._fit(table))

@@ -7,18 +7,32 @@ from __future__ import annotations
 
 import os
 import signal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memgauge._errors import TargetNotFoundError
-from memgauge._profile import UNBOUNDED_NOTE, CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
+from memgauge._profile import (
+    UNBOUNDED_NOTE,
+    AllocationPeak,
+    CpuTimes,
+    ExitStatus,
+    Peak,
+    PhaseRecord,
+    ProcessRecord,
+    Profile,
+    Reconciliation,
+)
 from memgauge._units import format_bytes
 from memgauge._version import __version__
 from memgauge.capture._assemble import order_phases
 from memgauge.capture._cgroup import MemoryGroup
 from memgauge.capture._environment import machine_environment
 from memgauge.capture._events import BOOTSTRAP_FAILED, read_events
+from memgauge.capture._lines_read import read_lines
 from memgauge.capture._watcher import TreeWatcher, WatchedProcess, user_cmdline
 from memgauge.runner._state import RunState
+
+if TYPE_CHECKING:
+    from memgauge.runner._runner import RunOptions
 from memgauge.runner._target import Target
 
 
@@ -43,8 +57,7 @@ def assemble_profile(
     events_dir: str,
     wall: float,
     global_ooms: int,
-    interval: float,
-    memory_limit: int | None,
+    options: RunOptions,
 ) -> Profile:
     t0 = watcher.t0
     events = read_events(events_dir)
@@ -112,9 +125,28 @@ def assemble_profile(
         "tree_peak_method": peak.method,
         "cgroup": str(group.path) if group is not None else None,
         "cgroup_unavailable_reason": None if group is not None else group_reason,
-        "sampling_interval_start_seconds": interval,
-        "memory_limit_bytes": memory_limit,
+        "sampling_interval_start_seconds": options.interval,
+        "memory_limit_bytes": options.memory_limit_bytes,
+        "lines": options.lines,
+        "alloc": options.alloc,
     }
+    line_data = read_lines(events_dir, t0, wall, {p.pid for p in processes})
+    peak.attribution = line_data.attribution
+    for record in processes:
+        sampled = line_data.sampled_peaks.get(record.pid)
+        if sampled is not None and sampled < 0.9 * record.peak_resident_bytes:
+            peak.notes.append(
+                f"process {record.pid}: its peak ({format_bytes(record.peak_resident_bytes)}) fell between "
+                f"line samples; its attribution describes the highest sample ({format_bytes(sampled)})"
+            )
+    allocation_peak: AllocationPeak | None = None
+    reconciliation: list[Reconciliation] = []
+    if options.alloc:
+        from memgauge.capture._alloc_read import read_allocations
+
+        allocation_peak, reconciliation = read_allocations(
+            events_dir, {p.pid: p.peak_resident_bytes for p in processes}, lib=options.lines == "lib"
+        )
     return Profile(
         command=target.display(),
         exit=_exit_status(state.reaped[state.main_pid].status, oom),
@@ -125,6 +157,11 @@ def assemble_profile(
         phases=phases,
         timeline=watcher.builder.build(),
         environment=environment,
+        lines=line_data.lines,
+        imports=line_data.imports,
+        leaks=line_data.leaks,
+        allocation_peak=allocation_peak,
+        reconciliation=reconciliation,
         memgauge_version=__version__,
     )
 

@@ -28,8 +28,10 @@ from memgauge._errors import (
     LimitError,
     OutputError,
 )
+from memgauge.capture import _events
+from memgauge.capture._alloc import ENV_ALLOC
 from memgauge.capture._cgroup import MemoryGroup, create_memory_group
-from memgauge.capture._events import ENV_EVENTS_DIR
+from memgauge.capture._events import ENV_EVENTS_DIR, ENV_LINES
 from memgauge.capture._procfs import orphaned_entries
 from memgauge.capture._timeline import TimelineBuilder
 from memgauge.capture._watcher import TreeWatcher
@@ -59,7 +61,10 @@ _PR_SET_CHILD_SUBREAPER = 36
 
 class RunOptions:
     """How to run: ``interval`` first sampling interval (s); ``cgroup`` auto | v2 | v1 | off;
-    ``memory_limit_bytes`` enforced through the cgroup (LimitError when none can be made)."""
+    ``memory_limit_bytes`` enforced through the cgroup (LimitError when none can be made);
+    ``lines`` on | lib | off: line sampling in the program's Python processes, ``lib`` keeping
+    library frames instead of folding them into the user's; ``alloc``: allocation tracking (memray).
+    """
 
     def __init__(
         self,
@@ -68,6 +73,8 @@ class RunOptions:
         cgroup: str = "auto",
         timeline_capacity: int = 2048,
         memory_limit_bytes: int | None = None,
+        lines: str = "on",
+        alloc: bool = False,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -76,6 +83,8 @@ class RunOptions:
         self.cgroup = cgroup
         self.timeline_capacity = timeline_capacity
         self.memory_limit_bytes = memory_limit_bytes
+        self.lines = lines
+        self.alloc = alloc
         self.env = env
         self.cwd = cwd
         self.clock = clock
@@ -114,6 +123,19 @@ def _make_events_dir() -> str:
     except OSError as e:
         raise OutputError(f"cannot create a working directory in {base}: {e.strerror}") from e
     return path
+
+
+def _instrument(env: dict[str, str], options: RunOptions) -> None:
+    """Ask every Python process of the run to measure itself: the ``sitecustomize`` in
+    ``capture/_autostart`` starts the sampler (and the allocation tracker) wherever Python starts."""
+    if options.lines != "off":
+        env[ENV_LINES] = "lib" if options.lines == "lib" else "1"
+    if options.alloc:
+        env[ENV_ALLOC] = "1"
+    if options.lines != "off" or options.alloc:
+        autostart = os.path.join(os.path.dirname(os.path.abspath(_events.__file__)), "_autostart")
+        current = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = autostart + (os.pathsep + current if current else "")
 
 
 def _reap(state: RunState, now: float) -> None:
@@ -168,6 +190,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         events_dir = _make_events_dir()
         env = dict(os.environ if options.env is None else options.env)
         env[ENV_EVENTS_DIR] = events_dir
+        _instrument(env, options)
         oom_before = _global_oom_kills()
         procs_file = group.procs_file if group is not None else None
 
@@ -236,8 +259,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             events_dir,
             wall,
             _global_oom_kills() - oom_before,
-            options.interval,
-            options.memory_limit_bytes,
+            options,
         )
         import datetime
 

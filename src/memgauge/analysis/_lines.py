@@ -1,0 +1,80 @@
+"""Line-level figures of a Profile: the busiest lines, the lines holding the peak, sensible paths."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from memgauge._profile import LineStats, Profile
+
+_MARKERS = ("site-packages", "dist-packages")
+
+
+def short_path(file: str, cwd: str | None = None) -> str:
+    """A path people can read: relative to ``cwd`` when under it, from the package directory for
+    installed libraries, ``~`` for the home directory; pseudo-files unchanged."""
+    if file.startswith("<"):
+        return file
+    parts = file.split(os.sep)
+    for marker in _MARKERS:
+        if marker in parts:
+            return "/".join(parts[len(parts) - parts[::-1].index(marker) :])
+    base = cwd if cwd is not None else os.getcwd()
+    if base and file.startswith(base.rstrip(os.sep) + os.sep):
+        return os.path.relpath(file, base)
+    if "lib" in parts:
+        i = len(parts) - 1 - parts[::-1].index("lib")
+        if i + 1 < len(parts) and parts[i + 1].startswith("python"):
+            return "<stdlib>/" + "/".join(parts[i + 2 :])
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and file.startswith(home + os.sep):
+        return "~" + file[len(home) :]
+    return file
+
+
+@dataclass(frozen=True)
+class LineRow:
+    stats: LineStats
+    total_seconds: float
+    share: float  # of all sampled time of the run
+
+    @property
+    def python_share(self) -> float:
+        return self.stats.cpu_python_seconds / self.total_seconds if self.total_seconds else 0.0
+
+    @property
+    def native_share(self) -> float:
+        return self.stats.cpu_native_seconds / self.total_seconds if self.total_seconds else 0.0
+
+    @property
+    def wait_share(self) -> float:
+        return self.stats.wait_seconds / self.total_seconds if self.total_seconds else 0.0
+
+
+def _is_library_path(file: str) -> bool:
+    parts = file.split(os.sep)
+    return (
+        file.startswith("<")
+        or any(m in parts for m in _MARKERS)
+        or short_path(file, "").startswith("<stdlib>")
+    )
+
+
+def _total(s: LineStats) -> float:
+    return s.cpu_python_seconds + s.cpu_native_seconds + s.wait_seconds
+
+
+def top_lines(profile: Profile, n: int = 10, *, by: str = "time", user_only: bool = False) -> list[LineRow]:
+    """The ``n`` lines with the most sampled time (``by="time"``), CPU time (``"cpu"``) or waiting
+    (``"wait"``); ``user_only`` leaves out lines in libraries and pseudo-files (a pool's idle
+    threads wait in library code)."""
+    everything = sum(_total(s) for s in profile.lines) or 1.0
+
+    def key(s: LineStats) -> float:
+        if by == "cpu":
+            return s.cpu_python_seconds + s.cpu_native_seconds
+        return s.wait_seconds if by == "wait" else _total(s)
+
+    candidates = [s for s in profile.lines if not user_only or not _is_library_path(s.file)]
+    ranked = sorted(candidates, key=key, reverse=True)[:n]
+    return [LineRow(s, _total(s), _total(s) / everything) for s in ranked if key(s) > 0]

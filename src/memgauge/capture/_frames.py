@@ -1,0 +1,41 @@
+"""Which source files are the user's and which are libraries', for folding library frames into the
+first user frame that called them. Imports only ``os`` and ``sys``: it runs in the measured process.
+
+A file is a library's when it lies in the interpreter's own tree or a virtual environment's
+``lib/pythonX.Y`` (standard library and installed packages), in any ``site-packages`` or
+``dist-packages`` directory, or is not a file at all (``<frozen ...>``, ``<string>`` from ``exec``
+is kept as the user's). memgauge's own files are neither: they are never shown.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _library_roots() -> tuple[str, ...]:
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    roots = set()
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
+        for lib in ("lib", "lib64"):
+            roots.add(os.path.join(prefix, lib, version) + os.sep)
+    return tuple(sorted(roots))
+
+
+_ROOTS = _library_roots()
+_MARKERS = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+
+
+def is_own(filename: str) -> bool:
+    """A file of memgauge itself (the bootstrap, the sampler)."""
+    return filename.startswith(_PKG_DIR)
+
+
+def is_library(filename: str) -> bool:
+    if filename.startswith("<"):
+        return filename != "<string>" and not filename.startswith("<ipython")
+    if filename.startswith(_ROOTS) or filename.startswith(_PKG_DIR):
+        return True
+    return any(m in filename for m in _MARKERS)

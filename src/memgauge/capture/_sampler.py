@@ -1,0 +1,556 @@
+"""Line sampling inside a measured Python process.
+
+A daemon thread wakes every ``interval`` and, holding the GIL, reads every Python thread's stack
+(``sys._current_frames``), every thread's CPU clock, the process's CPU clock and its resident size.
+Between two samples:
+
+* each thread's CPU time goes to the line it is on, as *native* when the thread can run without the
+  GIL (it is on a CPU while the sampler holds the GIL: C code that released it: numpy, BLAS, torch)
+  or when the GIL came back only long after it was asked for (C code that kept it), else as
+  *Python*; the rest of the interval is *waiting* (I/O, sleep, locks, the GIL);
+* CPU time of threads without Python frames (BLAS and OpenMP pools) is native time of the lines
+  that started them;
+* the change of resident memory goes to the lines of the threads that ran, in proportion to their
+  CPU time; a ledger keeps, last in first out, which lines' growth is still resident, so the ledger
+  at the highest sample says which lines hold the process's peak.
+
+Everything is aggregated here: memory use does not grow with run time. The aggregate is written as
+``lines.<pid>.json`` in the events directory every few seconds and at exit, so a killed process
+loses at most the last few seconds. Plain classes and only ``os``/``sys``/``threading``/``time``:
+this module is imported into every measured process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+from memgauge.capture._events import ENV_EVENTS_DIR, ENV_LINES
+from memgauge.capture._frames import is_library, is_own
+from memgauge.capture._procfs import parse_high_water
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import CodeType, FrameType
+    from typing import Any, NoReturn
+
+    Key = tuple[str, int, str]
+
+INTERVAL = 0.01
+# the aggregate is written at most every FLUSH_SECONDS, and at most 2% of the time (a process
+# killed by a signal, a pool worker terminated, keeps what was last written)
+FLUSH_SECONDS = 0.5
+FLUSH_SHARE = 0.02
+MAX_DEPTH = 48  # user frames kept per stack, innermost first
+MAX_WALK = 1024  # frames looked at: import machinery nests deep above the user's line
+SERIES_POINTS = 128
+LEDGER_MAX = 4096
+# only lines retaining at least this much at the end carry a time series (for leak detection)
+SERIES_MIN_BYTES = 1 << 20
+STARTUP_KEY: Key = ("<startup>", 0, "interpreter start-up")
+INHERITED_KEY: Key = ("<inherited>", 0, "memory of the parent at fork")
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+_OWN, _LIB, _USER = 0, 1, 2
+
+
+def _cpu_clock(tid: int) -> int:
+    # the kernel's per-thread CPU clock id (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)): one system
+    # call, and a dead thread gives an error instead of a crash (pthread_getcpuclockid would not)
+    return ((~tid) << 3) | 6
+
+
+class _ThreadState:
+    __slots__ = ("clock", "cpu_ns", "stat_fd")
+
+    def __init__(self, tid: int) -> None:
+        self.clock = _cpu_clock(tid)
+        self.cpu_ns = 0
+        self.stat_fd = -1
+
+
+class Sampler:
+    """The aggregate and the ledger, fed by :meth:`sample`. ``clock`` and the readers are
+    injectable so tests can drive it step by step."""
+
+    def __init__(
+        self,
+        directory: str,
+        *,
+        lib: bool = False,
+        interval: float = INTERVAL,
+        base_key: Key = STARTUP_KEY,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.directory = directory
+        self.lib = lib
+        self.interval = interval
+        self.clock = clock
+        self.pid = os.getpid()
+        self.switch = sys.getswitchinterval()
+        self.kinds: dict[str, int] = {}
+        # key -> [cpu_python_s, cpu_native_s, wait_s, growth_bytes, samples]
+        self.lines: dict[Key, list[float]] = {}
+        self.stack_ids: dict[tuple[Key, ...], int] = {}
+        self.stacks: list[tuple[Key, ...]] = []
+        self.ledger: list[list[int]] = []  # [stack id, bytes], oldest first
+        self.retained: dict[int, int] = {}
+        self.inclusive: dict[Key, int] = {}
+        self.series: dict[Key, list[tuple[float, int]]] = {}
+        self.threads: dict[int, _ThreadState] = {}
+        self.statm = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+        self.status = -1
+        self.t_start = clock()
+        self.rss = self.resident()
+        self.max_rss = self.rss
+        self.peak_t = self.t_start
+        self.cpu_ns = time.process_time_ns()
+        self.last_t = self.t_start
+        self._credit_ledger(self._stack_id((base_key,)), self.rss, self.t_start)
+        self.peak_retained = dict(self.retained)
+        self.own_ident = -1
+        self.own_clock = -1
+        self.own_cpu_ns = 0
+        self.main_ident = threading.main_thread().ident
+        self.imports: list[list[Any]] = []
+        self.stopped = False
+        self.thread: threading.Thread | None = None
+        self.last_flush = self.t_start
+        self.flush_every = FLUSH_SECONDS
+
+    # --- readers ---------------------------------------------------------------------------
+    def resident(self) -> int:
+        try:
+            return int(os.pread(self.statm, 64, 0).split()[1]) * _PAGE
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def _thread_running(self, state: _ThreadState, tid: int) -> bool:
+        try:
+            if state.stat_fd < 0:
+                state.stat_fd = os.open(f"/proc/self/task/{tid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+            raw = os.pread(state.stat_fd, 256, 0)
+        except OSError:
+            return False
+        return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3] == b"R"
+
+    # --- frames ----------------------------------------------------------------------------
+    def _kind(self, filename: str) -> int:
+        kind = self.kinds.get(filename)
+        if kind is None:
+            kind = _OWN if is_own(filename) else _LIB if is_library(filename) else _USER
+            self.kinds[filename] = kind
+        return kind
+
+    def _keys(self, frame: FrameType | None) -> list[Key]:
+        """The frames to charge, innermost first: user frames, or every frame with ``lib``;
+        the innermost library frame when no user frame is on the stack."""
+        keys: list[Key] = []
+        fallback: Key | None = None
+        own = False
+        depth = 0
+        while frame is not None and depth < MAX_WALK and len(keys) < MAX_DEPTH:
+            code = frame.f_code
+            kind = self._kind(code.co_filename)
+            if kind == _USER or (kind == _LIB and self.lib):
+                keys.append((code.co_filename, frame.f_lineno or 0, code.co_name))
+            elif kind == _LIB:
+                if fallback is None:
+                    fallback = (code.co_filename, frame.f_lineno or 0, code.co_name)
+            else:
+                own = True
+            frame = frame.f_back
+            depth += 1
+        if not keys and fallback is not None and not own:
+            # library code with no user code under it (a pool's worker thread), but not memgauge's
+            # own start-up (the bootstrap importing what it needs)
+            keys.append(fallback)
+        return keys
+
+    def _stack_id(self, stack: tuple[Key, ...]) -> int:
+        sid = self.stack_ids.get(stack)
+        if sid is None:
+            sid = len(self.stacks)
+            self.stack_ids[stack] = sid
+            self.stacks.append(stack)
+        return sid
+
+    # --- ledger ----------------------------------------------------------------------------
+    def _change(self, sid: int, delta: int, t: float) -> None:
+        left = self.retained.get(sid, 0) + delta
+        if left:
+            self.retained[sid] = left
+        else:
+            self.retained.pop(sid, None)
+        for key in set(self.stacks[sid]):
+            value = self.inclusive.get(key, 0) + delta
+            self.inclusive[key] = value
+            points = self.series.get(key)
+            if points is None:
+                points = self.series[key] = []
+            points.append((t, value))
+            if len(points) > SERIES_POINTS:
+                del points[-2::-2]  # every other point, keeping the latest: the spacing doubles
+
+    def _credit_ledger(self, sid: int, delta: int, t: float) -> None:
+        if self.ledger and self.ledger[-1][0] == sid:
+            self.ledger[-1][1] += delta
+        else:
+            self.ledger.append([sid, delta])
+            if len(self.ledger) > LEDGER_MAX:
+                self._compact()
+        self._change(sid, delta, t)
+
+    def _release(self, amount: int, t: float) -> None:
+        while amount > 0 and self.ledger:
+            entry = self.ledger[-1]
+            take = min(entry[1], amount)
+            entry[1] -= take
+            amount -= take
+            self._change(entry[0], -take, t)
+            if entry[1] == 0:
+                self.ledger.pop()
+
+    def _compact(self) -> None:
+        # merge entries of one stack at the position of its latest: bounded memory, and the
+        # last-in-first-out order is kept for what is recent
+        merged: dict[int, int] = {}
+        for sid, size in self.ledger:
+            merged[sid] = merged.pop(sid, 0) + size
+        self.ledger = [[sid, size] for sid, size in merged.items() if size > 0]
+
+    # --- sampling --------------------------------------------------------------------------
+    def sample(self, lateness: float = 0.0) -> None:
+        t = self.clock()
+        wall = t - self.last_t
+        self.last_t = t
+        if wall <= 0:
+            return
+        wall_ns = wall * 1e9
+        # Stacks first, as close as can be to the moment the GIL came back, and no frame kept
+        # past this block: a frame object outlives its function's return while anything holds it,
+        # and keeps that function's locals alive with it. Reading /proc lets go of the GIL, so a
+        # frame still held then could keep a buffer the program already dropped resident while it
+        # allocates the next: memgauge would raise the very peak it measures.
+        stacks = self._stacks()
+        rss = self.resident()
+        active = threading._active  # type: ignore[attr-defined]  # ident -> Thread, no copy
+        cpu_total = time.process_time_ns()
+        spent = cpu_total - self.cpu_ns
+        self.cpu_ns = cpu_total
+        if self.own_clock >= 0:
+            try:
+                own = time.clock_gettime_ns(self.own_clock)
+            except OSError:
+                own = self.own_cpu_ns
+            spent -= own - self.own_cpu_ns
+            self.own_cpu_ns = own
+        # How long the GIL took to come back tells who had it: at once, nobody (threads on a CPU
+        # run C code that released it); after about the switch interval, Python code (it had
+        # to be asked to let go); much later, C code that kept it.
+        gil_free = lateness < self.switch / 2
+        held_long = lateness > 2 * self.switch + 0.005
+        # (keys, cpu_ns, native) per Python thread, the main thread first: it gets what belongs
+        # to no thread
+        seen: list[tuple[list[Key], float, bool]] = []
+        stall: list[Key] | None = None
+        python_cpu = 0.0
+        alive: set[int] = set()
+        for ident, keys, position in stacks:
+            thread = active.get(ident)
+            tid = getattr(thread, "native_id", None) if thread is not None else None
+            cpu = 0.0
+            native = False
+            if tid is not None:
+                alive.add(tid)
+                state = self.threads.get(tid)
+                if state is None:
+                    state = self.threads[tid] = _ThreadState(tid)
+                try:
+                    now_ns = time.clock_gettime_ns(state.clock)
+                except OSError:
+                    now_ns = state.cpu_ns
+                cpu = float(min(max(now_ns - state.cpu_ns, 0), wall_ns))
+                state.cpu_ns = now_ns
+                if cpu > 0:
+                    python_cpu += cpu
+                    # the GIL holder ran for a good part of the wait, even on a busy machine
+                    stalled = held_long and cpu > wall_ns / 4
+                    # with the GIL free, a thread that is not on a CPU now (sleeping, reading)
+                    # spent its CPU time before it blocked: in Python, most likely
+                    native = stalled or (gil_free and self._thread_running(state, tid))
+                    if stalled:
+                        if position is not None:
+                            self._recover_stalled(position, keys)
+                        stall = keys
+            if ident == self.main_ident:
+                seen.insert(0, (keys, cpu, native))
+            else:
+                seen.append((keys, cpu, native))
+        if len(self.threads) > len(alive):
+            for tid in [t for t in self.threads if t not in alive]:
+                fd = self.threads.pop(tid).stat_fd
+                if fd >= 0:
+                    os.close(fd)
+        if not seen:
+            self._memory(t, rss, [])
+            return
+        # CPU of threads without Python frames (BLAS, OpenMP): native time of the lines that run
+        # native code now, else of the main thread
+        unowned = max(0.0, spent - python_cpu)
+        native_cpu = sum(c for _, c, n in seen if n)
+        for keys, cpu, native in seen:
+            stats = self.lines.get(keys[0])
+            if stats is None:
+                stats = self.lines[keys[0]] = [0.0, 0.0, 0.0, 0.0, 0.0]
+            if native:
+                stats[1] += (cpu + (unowned * cpu / native_cpu if native_cpu else 0.0)) / 1e9
+            else:
+                stats[0] += cpu / 1e9
+            stats[2] += max(0.0, wall_ns - cpu) / 1e9
+            stats[4] += 1
+        if unowned > 0 and not native_cpu:
+            self.lines[seen[0][0][0]][1] += unowned / 1e9
+        if stall is not None:
+            self._stalled_peak(t, stall)
+        self._memory(t, rss, seen)
+
+    def _stacks(self) -> list[tuple[int, list[Key], tuple[CodeType, int] | None]]:
+        """(thread ident, keys, position) of every Python thread but the sampler's own. Nothing in
+        here lets go of the GIL, and no frame survives the return."""
+        frames = sys._current_frames()
+        frames.pop(self.own_ident, None)
+        stacks: list[tuple[int, list[Key], tuple[CodeType, int] | None]] = []
+        for ident, frame in frames.items():
+            keys = self._keys(frame)
+            if keys:
+                stacks.append((ident, keys, self._position(frame, keys)))
+        return stacks
+
+    def _position(self, frame: FrameType | None, keys: list[Key]) -> tuple[CodeType, int] | None:
+        """Code and current instruction of the frame ``keys[0]`` stands for, when it is the
+        innermost frame apart from memgauge's own (an import reaches its import hook first)."""
+        while frame is not None and self._kind(frame.f_code.co_filename) == _OWN:
+            frame = frame.f_back
+        if frame is None or frame.f_code.co_filename != keys[0][0]:
+            return None  # library code ran innermost: charged to the user line that called it
+        return frame.f_code, frame.f_lasti
+
+    def _recover_stalled(self, position: tuple[CodeType, int], keys: list[Key]) -> None:
+        """Charge a long GIL-holding operation to its own line (see ``_bytecode``)."""
+        from memgauge.capture._bytecode import stalled_line
+
+        line = stalled_line(*position)
+        if line is not None:
+            keys[0] = (keys[0][0], line, keys[0][2])
+
+    def _stalled_peak(self, t: float, keys: list[Key]) -> None:
+        """A thread kept the GIL through a long C operation: the process may have peaked and
+        come down again before the sampler could look. The kernel's high-water mark says how
+        high; the growth above the last sample is charged to the line that held the GIL."""
+        try:
+            if self.status < 0:
+                self.status = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
+            hwm = parse_high_water(os.pread(self.status, 4096, 0))
+        except OSError:
+            return
+        if hwm > self.max_rss and hwm > self.rss:
+            snapshot = dict(self.retained)
+            sid = self._stack_id(tuple(reversed(keys)))
+            snapshot[sid] = snapshot.get(sid, 0) + hwm - self.rss
+            self.max_rss, self.peak_t, self.peak_retained = hwm, t, snapshot
+
+    def _memory(self, t: float, rss: int, seen: list[tuple[list[Key], float, bool]]) -> None:
+        delta = rss - self.rss
+        self.rss = rss
+        if delta == 0 or not rss:
+            return
+        weights = [(keys, cpu) for keys, cpu, _ in seen if cpu > 0] or [
+            (keys, 1.0) for keys, _, _ in seen[:1]
+        ]
+        total = sum(w for _, w in weights)
+        if delta > 0:
+            if not weights:
+                self._credit_ledger(self._stack_id((("<unknown>", 0, "no Python frame"),)), delta, t)
+            for keys, w in weights:
+                share = round(delta * w / total)
+                self.lines[keys[0]][3] += share
+                self._credit_ledger(self._stack_id(tuple(reversed(keys))), share, t)
+            if rss > self.max_rss:
+                self.max_rss = rss
+                self.peak_t = t
+                self.peak_retained = dict(self.retained)
+        else:
+            for keys, w in weights:
+                self.lines[keys[0]][3] += round(delta * w / total)
+            self._release(-delta, t)
+
+    # --- output ----------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        keys: dict[Key, int] = {}
+
+        def index(key: Key) -> int:
+            i = keys.get(key)
+            if i is None:
+                i = keys[key] = len(keys)
+            return i
+
+        lines = [[index(k), *v] for k, v in self.lines.items()]
+        stacks_used: dict[int, list[int]] = {}
+        for sid in list(self.peak_retained) + list(self.retained):
+            if sid not in stacks_used:
+                stacks_used[sid] = [index(k) for k in self.stacks[sid]]
+        series = [
+            [index(k), [[round(t, 4), b] for t, b in points]]
+            for k, points in self.series.items()
+            if self.inclusive.get(k, 0) >= SERIES_MIN_BYTES
+        ]
+        return {
+            "pid": self.pid,
+            "t_start": self.t_start,
+            "t_end": self.last_t,
+            "interval": self.interval,
+            "lib": self.lib,
+            "keys": [list(k) for k in keys],
+            "lines": lines,
+            "stacks": {str(sid): ks for sid, ks in stacks_used.items()},
+            "peak": {
+                "rss": self.max_rss,
+                "t": self.peak_t,
+                "retained": [[sid, b] for sid, b in self.peak_retained.items() if b > 0],
+            },
+            "retained": [[sid, b] for sid, b in self.retained.items() if b > 0],
+            "series": series,
+            "imports": self.imports,
+        }
+
+    def flush(self) -> None:
+        import json
+
+        started = self.clock()
+        path = os.path.join(self.directory, f"lines.{self.pid}.json")
+        try:
+            data = json.dumps(self.to_dict(), separators=(",", ":"))
+            tmp = path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except (OSError, ValueError, TypeError):
+            self.stopped = True  # the directory is gone: memgauge ended before this process
+        now = self.clock()
+        self.flush_every = max(FLUSH_SECONDS, (now - started) / FLUSH_SHARE)
+        self.last_flush = now
+
+    # --- the thread ------------------------------------------------------------------------
+    def run(self) -> None:
+        self.own_ident = threading.get_ident()
+        self.own_clock = _cpu_clock(threading.get_native_id())
+        self.own_cpu_ns = time.clock_gettime_ns(self.own_clock)
+        interval = self.interval
+        clock = self.clock
+        try:
+            # the sampler's own wait for a CPU, so that only its wait for the GIL counts as lateness
+            delay_fd = os.open(
+                f"/proc/self/task/{threading.get_native_id()}/schedstat", os.O_RDONLY | os.O_CLOEXEC
+            )
+        except OSError:
+            delay_fd = -1
+        delay = self._run_delay(delay_fd)
+        while not self.stopped:
+            before = clock()
+            time.sleep(interval)
+            if self.stopped:
+                break
+            lateness = clock() - before - interval
+            if delay_fd >= 0:
+                now = self._run_delay(delay_fd)
+                lateness -= (now - delay) / 1e9
+                delay = now
+            self.sample(lateness)
+            if self.last_t - self.last_flush >= self.flush_every:
+                self.flush()
+
+    @staticmethod
+    def _run_delay(fd: int) -> int:
+        try:
+            return int(os.pread(fd, 128, 0).split()[1])
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def stop(self) -> None:
+        """Final sample and write, from the exiting thread, once the sampler thread is done: a
+        sample of its own still running (it may let go of the GIL) would come after the write."""
+        if self.stopped or os.getpid() != self.pid:  # a fork child inherits the parent's atexit
+            return
+        self.stopped = True
+        thread = self.thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(1.0)
+        self.sample()
+        self.flush()
+
+
+_active: Sampler | None = None
+
+
+def active_sampler() -> Sampler | None:
+    return _active if _active is not None and _active.pid == os.getpid() else None
+
+
+def start(directory: str, *, lib: bool = False, base_key: Key = STARTUP_KEY) -> Sampler | None:
+    """Start sampling this process (idempotent). Never raises into the program."""
+    global _active
+    if active_sampler() is not None:
+        return _active
+    try:
+        sampler = Sampler(directory, lib=lib, base_key=base_key)
+    except OSError:
+        return None
+    _active = sampler
+    sampler.thread = threading.Thread(target=sampler.run, name="memgauge-sampler", daemon=True)
+    sampler.thread.start()
+    import atexit
+
+    atexit.register(sampler.stop)
+    if base_key is STARTUP_KEY:
+        os.register_at_fork(after_in_child=_after_fork)
+        _wrap_exit()
+    return sampler
+
+
+def _after_fork() -> None:
+    parent = _active
+    if parent is None or parent.stopped:
+        return
+    start(parent.directory, lib=parent.lib, base_key=INHERITED_KEY)
+
+
+_real_exit: Callable[[int], NoReturn] | None = None
+
+
+def _exit(status: int) -> NoReturn:
+    # multiprocessing's fork children leave through os._exit, past atexit (and multiprocessing
+    # clears its own finalizers after the fork hooks ran)
+    sampler = active_sampler()
+    if sampler is not None:
+        sampler.stop()
+    assert _real_exit is not None
+    _real_exit(status)
+
+
+def _wrap_exit() -> None:
+    global _real_exit
+    if _real_exit is None:
+        _real_exit = os._exit
+        os._exit = _exit
+
+
+def start_from_env() -> Sampler | None:
+    mode = os.environ.get(ENV_LINES, "")
+    directory = os.environ.get(ENV_EVENTS_DIR, "")
+    if not mode or not directory:
+        return None
+    return start(directory, lib=mode == "lib")

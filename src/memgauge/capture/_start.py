@@ -1,0 +1,41 @@
+"""Starts memgauge's capture inside a measured Python process, as the runner's environment asks:
+line sampling and import footprint (``MEMGAUGE_LINES``), allocation tracking (``MEMGAUGE_ALLOC``).
+Called by the bootstrap and by the ``sitecustomize`` every Python process of the run imports."""
+
+from __future__ import annotations
+
+import os
+
+from memgauge.capture._events import ENV_EVENTS_DIR
+
+_started_in = -1
+
+
+def start_all() -> None:
+    """Idempotent; forked children are handled by the parts themselves."""
+    global _started_in
+    directory = os.environ.get(ENV_EVENTS_DIR, "")
+    if not directory or _started_in >= 0:
+        return
+    _started_in = os.getpid()
+    from memgauge.capture._alloc import ENV_ALLOC
+
+    if os.environ.get(ENV_ALLOC) == "1":
+        # first: memray's imports, and those its tracker makes as it starts, are not the program's
+        from memgauge.capture import _alloc
+
+        _alloc.start(directory)
+    from memgauge.capture import _sampler
+
+    if _sampler.start_from_env() is not None:
+        from memgauge.capture._imports import ImportTracker
+
+        def resident() -> int:
+            sampler = _sampler.active_sampler()
+            return sampler.resident() if sampler is not None else 0
+
+        def records() -> list[list[object]] | None:
+            sampler = _sampler.active_sampler()
+            return sampler.imports if sampler is not None else None
+
+        ImportTracker(resident, records).install()

@@ -1,0 +1,155 @@
+"""Exact answers for the pure parts of line attribution: the leak fit, the ledger's last-in-first-out
+accounting, the stalled-line recovery from bytecode, and path shortening."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import weakref
+from pathlib import Path
+
+from memgauge.analysis import leak_suspects, short_path
+from memgauge.analysis._leaks import fit_growth
+from memgauge.capture._bytecode import stalled_line
+from memgauge.capture._sampler import STARTUP_KEY, Sampler
+
+MIB = 1 << 20
+
+
+def test_steady_growth_is_a_leak_with_its_slope() -> None:
+    points = [(t / 10, int(2 * MIB * t / 10)) for t in range(1, 51)]  # 2 MiB/s for 5 s
+    fit = fit_growth(points, t_end=5.0)
+    assert fit is not None
+    rate, r2, first, last = fit
+    assert abs(rate - 2 * MIB) / (2 * MIB) < 0.05 and r2 > 0.99 and first == 0.2 and last == 5.0
+
+
+def test_burst_then_flat_is_not_a_leak() -> None:
+    points = [(0.1 * i, 50 * MIB * i) for i in range(1, 6)]  # 250 MiB in 0.5 s, then nothing
+    assert fit_growth(points, t_end=10.0) is None
+
+
+def test_released_memory_is_not_a_leak() -> None:
+    points = [(0.1 * i, MIB * i) for i in range(1, 40)] + [(4.0, 5 * MIB)]
+    assert fit_growth(points, t_end=4.5) is None
+
+
+def test_deepest_line_with_the_same_rate_is_kept() -> None:
+    growth = [(t / 10, int(MIB * t / 10)) for t in range(1, 41)]
+    series = {
+        "caller": growth,
+        "callee": growth,
+        "other": [(t / 10, int(3 * MIB * t / 10)) for t in range(1, 41)],
+    }
+    found = leak_suspects(series, 4.0, [("caller", "callee")])
+    assert [f.key for f in found] == ["other", "callee"]
+    # a callee explaining only part of the caller's growth: the caller is the suspect
+    half = [(t, b // 2) for t, b in growth]
+    found = leak_suspects({"caller": growth, "callee": half}, 4.0, [("caller", "callee")])
+    assert "caller" in [f.key for f in found]
+
+
+def _sampler(tmp_path: Path) -> Sampler:
+    clock = iter(float(i) for i in range(1000))
+    return Sampler(str(tmp_path), clock=lambda: next(clock))
+
+
+def test_ledger_releases_the_latest_growth_first(tmp_path: Path) -> None:
+    s = _sampler(tmp_path)
+    a, b = ("f.py", 1, "f"), ("f.py", 2, "f")
+    base = s.rss
+    s._credit_ledger(s._stack_id((a,)), 200 * MIB, 1.0)
+    s._credit_ledger(s._stack_id((b,)), 800 * MIB, 2.0)
+    s._release(800 * MIB, 3.0)
+    by_key = {s.stacks[sid][-1]: size for sid, size in s.retained.items()}
+    assert by_key == {STARTUP_KEY: base, a: 200 * MIB}
+    assert s.inclusive[b] == 0 and s.series[b][-1] == (3.0, 0)
+
+
+def test_ledger_stays_bounded(tmp_path: Path) -> None:
+    s = _sampler(tmp_path)
+    keys = [("f.py", i, "f") for i in range(2)]
+    for i in range(10_000):
+        s._credit_ledger(s._stack_id((keys[i % 2],)), 1, float(i))
+    assert len(s.ledger) <= 4097
+    assert sum(size for _, size in s.ledger) == s.rss + 10_000
+
+
+def _stalled(source: str) -> int | None:
+    """Run ``source``'s ``run()``, stopping in ``probe`` to capture the caller's code object and
+    current instruction, as the sampler sees them after a stall."""
+    seen: dict[str, object] = {}
+
+    def probe(*_args: object) -> int:
+        frame = sys._getframe(1)
+        seen["code"], seen["lasti"] = frame.f_code, frame.f_lasti
+        return 0
+
+    namespace: dict[str, object] = {"probe": probe, "N": 10}
+    exec(compile(source, "<test>", "exec"), namespace)
+    namespace["run"]()  # type: ignore[operator]
+    return stalled_line(seen["code"], seen["lasti"])  # type: ignore[arg-type]
+
+
+def test_stall_in_sequence_repetition_is_charged_to_its_line_not_the_next_call() -> None:
+    source = "def run():\n    block = b'x' * N\n    probe(block)\n"
+    assert _stalled(source) == 2
+
+
+def test_stall_in_a_call_is_charged_to_the_call() -> None:
+    source = "def run():\n    y = 1\n    probe(y)\n"
+    assert _stalled(source) == 3
+
+
+def test_quick_builtins_are_never_blamed() -> None:
+    source = "def run():\n    block = b'x' * N\n    probe(len(block))\n"
+    assert _stalled(source) == 2
+
+
+def test_short_paths() -> None:
+    cwd = "/home/u/proj"
+    assert short_path("/home/u/proj/src/a.py", cwd) == "src/a.py"
+    assert (
+        short_path("/x/lib/python3.11/site-packages/numpy/_core/numeric.py", cwd) == "numpy/_core/numeric.py"
+    )
+    assert short_path(os.path.join(sys.base_prefix, "lib", "python3.11", "json", "__init__.py"), cwd) == (
+        "<stdlib>/json/__init__.py"
+    )
+    assert short_path("<startup>", cwd) == "<startup>"
+
+
+class _Dropped:
+    pass
+
+
+def test_sampler_holds_no_frame_while_it_reads_proc(tmp_path: Path) -> None:
+    # Reading /proc lets go of the GIL. A frame the sampler still held then would keep the locals of
+    # a function that returns meanwhile alive: memgauge would keep memory the program dropped.
+    go = threading.Event()
+
+    def hold(obj: _Dropped) -> None:
+        go.wait()
+
+    obj = _Dropped()
+    ref = weakref.ref(obj)
+    worker = threading.Thread(target=hold, args=(obj,))
+    worker.start()
+    del obj
+    seen_alive: list[bool] = []
+    armed = False
+
+    class Probe(Sampler):
+        def resident(self) -> int:
+            if armed and not go.is_set():
+                go.set()
+                worker.join()  # hold() returned while the sampler was reading
+                seen_alive.append(ref() is not None)
+            return super().resident()
+
+    sampler = Probe(str(tmp_path))
+    sampler.own_ident = threading.get_ident()  # as in its own thread: its own frame is left out
+    armed = True
+    sampler.sample()
+    worker.join()
+    assert seen_alive == [False]
