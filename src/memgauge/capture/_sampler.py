@@ -9,7 +9,7 @@ Between two samples:
   or when the GIL came back only long after it was asked for (C code that kept it), else as
   *Python*; the rest of the interval is *waiting* (I/O, sleep, locks, the GIL);
 * CPU time of threads without Python frames (BLAS and OpenMP pools) is native time of the lines
-  that started them;
+  running native code meanwhile, else of the pseudo-line ``<native>``;
 * the change of resident memory goes to the lines of the threads that ran, in proportion to their
   CPU time; a ledger keeps, last in first out, which lines' growth is still resident, so the ledger
   at the highest sample says which lines hold the process's peak.
@@ -52,6 +52,9 @@ LEDGER_MAX = 4096
 SERIES_MIN_BYTES = 1 << 20
 STARTUP_KEY: Key = ("<startup>", 0, "interpreter start-up")
 INHERITED_KEY: Key = ("<inherited>", 0, "memory of the parent at fork")
+# CPU time of threads without Python frames while no Python thread ran native code (a BLAS pool
+# spinning after its call returned): charged to no line, so every line's time adds up to its wall
+NATIVE_THREADS_KEY: Key = ("<native>", 0, "threads without Python frames")
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 _OWN, _LIB, _USER = 0, 1, 2
@@ -299,7 +302,7 @@ class Sampler:
             self._memory(t, rss, [])
             return
         # CPU of threads without Python frames (BLAS, OpenMP): native time of the lines that run
-        # native code now, else of the main thread
+        # native code now, else of no line
         unowned = max(0.0, spent - python_cpu)
         native_cpu = sum(c for _, c, n in seen if n)
         for keys, cpu, native in seen:
@@ -313,7 +316,10 @@ class Sampler:
             stats[2] += max(0.0, wall_ns - cpu) / 1e9
             stats[4] += 1
         if unowned > 0 and not native_cpu:
-            self.lines[seen[0][0][0]][1] += unowned / 1e9
+            stats = self.lines.get(NATIVE_THREADS_KEY)
+            if stats is None:
+                stats = self.lines[NATIVE_THREADS_KEY] = [0.0, 0.0, 0.0, 0.0, 0.0]
+            stats[1] += unowned / 1e9
         if stall is not None:
             self._stalled_peak(t, stall)
         self._memory(t, rss, seen)
