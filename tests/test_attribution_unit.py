@@ -153,3 +153,15 @@ def test_sampler_holds_no_frame_while_it_reads_proc(tmp_path: Path) -> None:
     sampler.sample()
     worker.join()
     assert seen_alive == [False]
+
+
+def test_a_malformed_lines_file_loses_that_process_only(tmp_path: Path) -> None:
+    from memgauge.capture._lines_read import read_lines
+
+    s = _sampler(tmp_path)
+    s.lines[("f.py", 3, "f")] = [0.5, 0.0, 0.1, 0.0, 6.0]
+    s.flush()
+    (tmp_path / "lines.999999.json").write_text('{"pid": 999999, "keys": [["x.py"]]}')
+    (tmp_path / "lines.999998.json").write_text("[1, 2")
+    data = read_lines(str(tmp_path), 0.0, 1.0)
+    assert [(x.pid, x.file, x.line) for x in data.lines] == [(os.getpid(), "f.py", 3)]

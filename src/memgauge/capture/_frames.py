@@ -25,6 +25,10 @@ def _library_roots() -> tuple[str, ...]:
 
 
 _ROOTS = _library_roots()
+# multiprocessing starts spawn and forkserver children with `python -c "from multiprocessing...
+# import ...; main(...)"`: that `<string>` is the library's start-up code, not the user's, and what
+# it does (unpickling the task's arguments) is better told by the library frame doing it
+_STRING_IS_LIBRARY = any(arg.startswith("from multiprocessing.") for arg in getattr(sys, "orig_argv", ()))
 _MARKERS = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
 
 
@@ -35,7 +39,9 @@ def is_own(filename: str) -> bool:
 
 def is_library(filename: str) -> bool:
     if filename.startswith("<"):
-        return filename != "<string>" and not filename.startswith("<ipython")
+        if filename == "<string>":
+            return _STRING_IS_LIBRARY
+        return not filename.startswith("<ipython")
     if filename.startswith(_ROOTS) or filename.startswith(_PKG_DIR):
         return True
     return any(m in filename for m in _MARKERS)

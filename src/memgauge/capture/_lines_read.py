@@ -52,9 +52,20 @@ def read_lines(directory: str, t0: float, wall: float, pids: set[int] | None = N
     names = sorted(n for n in os.listdir(directory) if n.startswith("lines.") and n.endswith(".json"))
     for name in names:
         data = _read(os.path.join(directory, name))
-        if data is None or (pids is not None and int(data["pid"]) not in pids):
+        try:
+            if data is None or (pids is not None and int(data["pid"]) not in pids):
+                continue
+            part = LineData()
+            _process(data, t0, wall, part)
+        except (KeyError, IndexError, ValueError, TypeError):
+            # a file the sampler did not write whole (its process ran another memgauge, or an old
+            # one): that process has no lines, the run keeps its profile
             continue
-        _process(data, t0, wall, out)
+        out.lines.extend(part.lines)
+        out.attribution.extend(part.attribution)
+        out.leaks.extend(part.leaks)
+        out.imports.extend(part.imports)
+        out.sampled_peaks.update(part.sampled_peaks)
     out.lines.sort(key=lambda s: -(s.cpu_python_seconds + s.cpu_native_seconds + s.wait_seconds))
     out.attribution.sort(key=lambda a: -a.bytes)
     out.leaks.sort(key=lambda s: -s.rate_bytes_per_second)
