@@ -91,3 +91,66 @@ def test_analysis_helpers() -> None:
     assert sparkline([0, 1, 2, 3, 4, 5, 6, 7, 8], width=9) == " ▁▂▃▄▅▆▇█"
     assert sparkline([5, 0, 0, 0], width=2) == "█ "  # each column shows its maximum
     assert sparkline([], width=5) == ""
+
+
+def test_terminal_report_of_lines_attribution_leaks_imports_and_allocations() -> None:
+    import dataclasses
+
+    from memgauge._profile import (
+        AllocationPeak,
+        Attribution,
+        ImportRecord,
+        LeakSuspect,
+        LineStats,
+        Reconciliation,
+    )
+
+    base = _profile()
+    p = dataclasses.replace(
+        base,
+        peak=dataclasses.replace(
+            base.peak,
+            attribution=[
+                Attribution(11, "/proj/worker.py", 7, "fit", 300 * MIB, source="w = np.ones(n)"),
+                Attribution(10, "<startup>", 0, "interpreter start-up", 12 * MIB),
+            ],
+        ),
+        lines=[
+            LineStats(10, "/proj/train.py", 3, "main", 1.5, 0.5, 0.0, 64 * MIB, 200, "x = load()"),
+            LineStats(10, "/proj/train.py", 9, "main", 0.0, 0.0, 4.0, 0, 400, "time.sleep(4)"),
+        ],
+        imports=[ImportRecord(10, "numpy", 0.1, 0.25, 20 * MIB, 0.2, 18 * MIB)],
+        leaks=[LeakSuspect(10, "/proj/train.py", 5, "handle", 2 * MIB, 60 * MIB, 1.0, 9.0, 0.99, "c[k] = v")],
+        allocation_peak=AllocationPeak(
+            1024 * MIB,
+            {"10": 1024 * MIB},
+            [Attribution(10, "/proj/train.py", 4, "main", 1000 * MIB, source="a = np.empty(n)")],
+        ),
+        reconciliation=[Reconciliation(10, 400 * MIB, 1024 * MIB, 20 * MIB, 700 * MIB, 56 * MIB, ["a note"])],
+    )
+    text = TerminalRenderer(width=120, cwd="/proj").render(p)
+    lines = text.splitlines()
+
+    def row(title: str, n: int = 1) -> list[str]:
+        at = next(i for i, line in enumerate(lines) if line.startswith(title))
+        return [line.split() for line in lines[at + 2 : at + 2 + n]]
+
+    held = row("resident peak held by", 2)
+    assert held[0][:5] == ["300", "MiB", "11", "worker.py:7", "w"] and held[1][:4] == [
+        "12.0",
+        "MiB",
+        "10",
+        "<startup>",
+    ]
+    cpu = row("CPU time by line")[0]
+    assert cpu[:7] == ["2.00", "s", "75%", "25%", "0%", "+64.0", "MiB"] and "train.py:3" in cpu
+    assert row("waiting")[0][:3] == ["4.00", "s", "10"]
+    leak = row("leak suspects")[0]
+    assert leak[:4] == ["2.0", "MiB/s", "60.0", "MiB"] and "train.py:5" in leak
+    assert row("allocation peak 1.0 GiB")[0][:3] == ["1000", "MiB", "10"]
+    assert any(
+        "resident peak 400 MiB = baseline 20.0 MiB + allocations 1.0 GiB"
+        " - never written 700 MiB + other 56.0 MiB" in " ".join(line.split())
+        for line in lines
+    ), text
+    assert row("imports: 200 ms, +18.0 MiB in all")[0][:6] == ["numpy", "250", "ms", "+20.0", "MiB", "200"]

@@ -160,7 +160,14 @@ class TerminalRenderer:
     def _table(self, p: Profile, title: str, figures: list[str]) -> Table:
         """Figures right-aligned, then the process (when there are several), the line and its
         source; only the source is cut to fit."""
-        table = Table(title=title, title_justify="left", box=None, pad_edge=False, header_style="bold")
+        table = Table(
+            title=title,
+            title_justify="left",
+            box=None,
+            pad_edge=False,
+            header_style="bold",
+            min_width=min(len(title), self.width),  # a title is never wrapped to a narrow table
+        )
         for name in figures:
             table.add_column(name, justify="right", no_wrap=True)
         if len(p.processes) > 1:
@@ -269,8 +276,10 @@ class TerminalRenderer:
             return
         total_t = sum(r.self_seconds for r in p.imports)
         total_b = sum(r.self_resident_bytes for r in p.imports)
+        title = f"imports: {format_seconds(total_t)}, {format_bytes(total_b, signed=True)} in all"
         table = Table(
-            title=f"imports: {format_seconds(total_t)}, {format_bytes(total_b, signed=True)} in all",
+            title=title,
+            min_width=min(len(title), self.width),
             title_justify="left",
             box=None,
             pad_edge=False,
