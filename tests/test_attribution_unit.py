@@ -11,6 +11,7 @@ from pathlib import Path
 
 from memgauge.analysis import leak_suspects, short_path
 from memgauge.analysis._leaks import fit_growth
+from memgauge.analysis._lines import _is_library_path
 from memgauge.capture._bytecode import stalled_line
 from memgauge.capture._sampler import STARTUP_KEY, Sampler
 
@@ -117,6 +118,10 @@ def test_short_paths() -> None:
         "<stdlib>/json/__init__.py"
     )
     assert short_path("<startup>", cwd) == "<startup>"
+    # a project of the user's under lib/python/ is not the standard library
+    assert short_path("/srv/proj/lib/python/app/main.py", "/srv") == "proj/lib/python/app/main.py"
+    assert not _is_library_path("/srv/proj/lib/python/app/main.py")
+    assert _is_library_path("/usr/lib/python3.13/os.py")
 
 
 class _Dropped:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from memgauge._profile import LineStats, Profile
 
 _MARKERS = ("site-packages", "dist-packages")
+_PYTHON_DIR = re.compile(r"python\d+\.\d+t?")
 
 
 def short_path(file: str, cwd: str | None = None) -> str:
@@ -22,10 +24,9 @@ def short_path(file: str, cwd: str | None = None) -> str:
     base = cwd if cwd is not None else os.getcwd()
     if base and file.startswith(base.rstrip(os.sep) + os.sep):
         return os.path.relpath(file, base)
-    if "lib" in parts:
-        i = len(parts) - 1 - parts[::-1].index("lib")
-        if i + 1 < len(parts) and parts[i + 1].startswith("python"):
-            return "<stdlib>/" + "/".join(parts[i + 2 :])
+    i = _stdlib_index(parts)
+    if i is not None:
+        return "<stdlib>/" + "/".join(parts[i + 1 :])
     home = os.path.expanduser("~")
     if home not in ("", "/") and file.startswith(home + os.sep):
         return "~" + file[len(home) :]
@@ -51,13 +52,18 @@ class LineRow:
         return self.stats.wait_seconds / self.total_seconds if self.total_seconds else 0.0
 
 
+def _stdlib_index(parts: list[str]) -> int | None:
+    """Index of ``pythonX.Y`` in ``.../lib/pythonX.Y/...`` (an interpreter's standard library: any
+    interpreter's, the program may run another than memgauge's), or None."""
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i - 1] in ("lib", "lib64") and _PYTHON_DIR.fullmatch(parts[i]):
+            return i
+    return None
+
+
 def _is_library_path(file: str) -> bool:
     parts = file.split(os.sep)
-    return (
-        file.startswith("<")
-        or any(m in parts for m in _MARKERS)
-        or short_path(file, "").startswith("<stdlib>")
-    )
+    return file.startswith("<") or any(m in parts for m in _MARKERS) or _stdlib_index(parts) is not None
 
 
 def _total(s: LineStats) -> float:

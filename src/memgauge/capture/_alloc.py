@@ -84,8 +84,16 @@ def _enter(path: str) -> Any:
         except Exception:
             pass
 
-    thread = threading.Thread(target=enter, name="memgauge-alloc")
-    thread.start()
+    # memray's own background thread inherits the signal mask of the thread that entered the
+    # tracker: both block every signal, as the sampler does (see _sampler.start)
+    import signal as _signal  # memray imports it anyway
+
+    blocked = _signal.pthread_sigmask(_signal.SIG_BLOCK, _signal.valid_signals())
+    try:
+        thread = threading.Thread(target=enter, name="memgauge-alloc")
+        thread.start()
+    finally:
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, blocked)
     thread.join()
     if not entered:
         # memray opened the file when the tracker was made: leave no empty capture behind
@@ -152,6 +160,10 @@ def _after_fork_in_child() -> None:
     inherited, _tracker = _tracker, None
     if inherited is None:
         return
+    from memgauge.capture._frames import forked_to_exec
+
+    if forked_to_exec():
+        return  # subprocess's fork: it execs, and the program it runs starts its own tracker
     try:
         # memray already abandoned this tracker in the child; exiting it undoes the Python-side
         # set-up (profile functions, threading patches) that would stop a new one from entering

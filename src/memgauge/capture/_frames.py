@@ -12,6 +12,10 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import FrameType
+
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
@@ -45,3 +49,17 @@ def is_library(filename: str) -> bool:
     if filename.startswith(_ROOTS) or filename.startswith(_PKG_DIR):
         return True
     return any(m in filename for m in _MARKERS)
+
+
+def forked_to_exec() -> bool:
+    """Called from an at-fork hook in the child: True when the fork is ``subprocess``'s, which runs
+    a ``preexec_fn`` and then execs: no sampler or tracker should start there (a thread started
+    between fork and exec costs time and risks deadlocks, and the exec'd program starts its own)."""
+    frame: FrameType | None = sys._getframe(1)
+    for _ in range(8):
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "_execute_child" and frame.f_code.co_filename.endswith("subprocess.py"):
+            return True
+        frame = frame.f_back
+    return False

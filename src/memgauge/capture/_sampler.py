@@ -22,22 +22,26 @@ this module is imported into every measured process.
 
 from __future__ import annotations
 
+import _thread
 import os
 import sys
 import threading
 import time
 
 from memgauge.capture._events import ENV_EVENTS_DIR, ENV_LINES
-from memgauge.capture._frames import is_library, is_own
+from memgauge.capture._frames import forked_to_exec, is_library, is_own
 from memgauge.capture._procfs import parse_high_water
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import signal as _signal
     from collections.abc import Callable
     from types import CodeType, FrameType
     from typing import Any, NoReturn
 
     Key = tuple[str, int, str]
+else:
+    import _signal  # signal itself imports enum: not into every measured process
 
 INTERVAL = 0.01
 # the aggregate is written at most every FLUSH_SECONDS, and at most 2% of the time (a process
@@ -52,10 +56,53 @@ LEDGER_MAX = 4096
 SERIES_MIN_BYTES = 1 << 20
 STARTUP_KEY: Key = ("<startup>", 0, "interpreter start-up")
 INHERITED_KEY: Key = ("<inherited>", 0, "memory of the parent at fork")
+UNKNOWN_KEY: Key = ("<unknown>", 0, "no Python frame")
+OWN_KEY: Key = ("<memgauge>", 0, "memgauge's own code")
 # CPU time of threads without Python frames while no Python thread ran native code (a BLAS pool
 # spinning after its call returned): charged to no line, so every line's time adds up to its wall
 NATIVE_THREADS_KEY: Key = ("<native>", 0, "threads without Python frames")
 
+# /proc/self/task/TID/stat files kept open (re-read with pread); threads past this many are read by
+# opening the file each time, so that a program with a thousand threads keeps its file descriptors
+STAT_FDS = 64
+
+# the C string encoder of the json package, without importing json (and re, enum, ...)
+from _json import encode_basestring_ascii as _encode_str  # noqa: E402
+
+
+def _dump(obj: object, out: list[str]) -> None:
+    """JSON of the plain data ``to_dict`` makes. ``json`` is not imported into the measured process:
+    it imports ``re``, ``enum`` and more, and imported late from the sampler's thread it could pick
+    up the program's own module of the same name from the script's directory."""
+    if isinstance(obj, str):
+        out.append(_encode_str(obj))
+    elif obj is None or isinstance(obj, bool):
+        out.append("null" if obj is None else "true" if obj else "false")
+    elif isinstance(obj, int):
+        out.append(str(obj))
+    elif isinstance(obj, float):
+        out.append(repr(obj) if -_INF < obj < _INF else "0")  # JSON has no nan or inf
+    elif isinstance(obj, dict):
+        out.append("{")
+        for i, (key, value) in enumerate(obj.items()):
+            if i:
+                out.append(",")
+            out.append(_encode_str(str(key)))
+            out.append(":")
+            _dump(value, out)
+        out.append("}")
+    elif isinstance(obj, (list, tuple)):
+        out.append("[")
+        for i, value in enumerate(obj):
+            if i:
+                out.append(",")
+            _dump(value, out)
+        out.append("]")
+    else:
+        raise TypeError(f"not plain data: {type(obj).__name__}")
+
+
+_INF = float("inf")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 _OWN, _LIB, _USER = 0, 1, 2
 
@@ -93,7 +140,6 @@ class Sampler:
         self.interval = interval
         self.clock = clock
         self.pid = os.getpid()
-        self.switch = sys.getswitchinterval()
         self.kinds: dict[str, int] = {}
         # key -> [cpu_python_s, cpu_native_s, wait_s, growth_bytes, samples]
         self.lines: dict[Key, list[float]] = {}
@@ -112,15 +158,23 @@ class Sampler:
         self.peak_t = self.t_start
         self.cpu_ns = time.process_time_ns()
         self.last_t = self.t_start
-        self._credit_ledger(self._stack_id((base_key,)), self.rss, self.t_start)
+        self.base_sid = self._stack_id((base_key,))
+        self._credit_ledger(self.base_sid, self.rss, self.t_start)
         self.peak_retained = dict(self.retained)
+        self.own_running = False  # the last sample found only memgauge's own code running
         self.own_ident = -1
         self.own_clock = -1
         self.own_cpu_ns = 0
         self.main_ident = threading.main_thread().ident
         self.imports: list[list[Any]] = []
         self.stopped = False
-        self.thread: threading.Thread | None = None
+        # threads whose Thread object holds a stale native_id: the thread that forked, in the child
+        self.native_ids: dict[int, int] = {}
+        if base_key is INHERITED_KEY:
+            # the thread that forked keeps its Thread object, whose native_id is the parent's
+            self.native_ids[threading.get_ident()] = threading.get_native_id()
+        self.stat_fds = 0
+        self.done = _thread.allocate_lock()  # held while the sampler thread runs
         self.last_flush = self.t_start
         self.flush_every = FLUSH_SECONDS
 
@@ -133,9 +187,16 @@ class Sampler:
 
     def _thread_running(self, state: _ThreadState, tid: int) -> bool:
         try:
-            if state.stat_fd < 0:
-                state.stat_fd = os.open(f"/proc/self/task/{tid}/stat", os.O_RDONLY | os.O_CLOEXEC)
-            raw = os.pread(state.stat_fd, 256, 0)
+            if state.stat_fd >= 0:
+                raw = os.pread(state.stat_fd, 256, 0)
+            else:
+                fd = os.open(f"/proc/self/task/{tid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+                raw = os.pread(fd, 256, 0)
+                if self.stat_fds < STAT_FDS:
+                    state.stat_fd = fd
+                    self.stat_fds += 1
+                else:
+                    os.close(fd)
         except OSError:
             return False
         return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3] == b"R"
@@ -154,12 +215,15 @@ class Sampler:
         keys: list[Key] = []
         fallback: Key | None = None
         own = False
+        users = 0  # keys[:users] ends with the outermost user frame seen so far
         depth = 0
         while frame is not None and depth < MAX_WALK and len(keys) < MAX_DEPTH:
             code = frame.f_code
             kind = self._kind(code.co_filename)
             if kind == _USER or (kind == _LIB and self.lib):
                 keys.append((code.co_filename, frame.f_lineno or 0, code.co_name))
+                if kind == _USER:
+                    users, own = len(keys), False
             elif kind == _LIB:
                 if fallback is None:
                     fallback = (code.co_filename, frame.f_lineno or 0, code.co_name)
@@ -167,10 +231,16 @@ class Sampler:
                 own = True
             frame = frame.f_back
             depth += 1
+        if own and self.lib:
+            # memgauge's frames outside every user frame: the library frames between them (runpy
+            # running the script) are memgauge's, and with no user frame the whole stack is
+            del keys[users:]
         if not keys and fallback is not None and not own:
             # library code with no user code under it (a pool's worker thread), but not memgauge's
             # own start-up (the bootstrap importing what it needs)
             keys.append(fallback)
+        if not keys and own:
+            self.own_running = True
         return keys
 
     def _stack_id(self, stack: tuple[Key, ...]) -> int:
@@ -254,8 +324,9 @@ class Sampler:
         # How long the GIL took to come back tells who had it: at once, nobody (threads on a CPU
         # run C code that released it); after about the switch interval, Python code (it had
         # to be asked to let go); much later, C code that kept it.
-        gil_free = lateness < self.switch / 2
-        held_long = lateness > 2 * self.switch + 0.005
+        switch = sys.getswitchinterval()  # the program may change it
+        gil_free = lateness < switch / 2
+        held_long = lateness > 2 * switch + 0.005
         # (keys, cpu_ns, native) per Python thread, the main thread first: it gets what belongs
         # to no thread
         seen: list[tuple[list[Key], float, bool]] = []
@@ -263,8 +334,10 @@ class Sampler:
         python_cpu = 0.0
         alive: set[int] = set()
         for ident, keys, position in stacks:
-            thread = active.get(ident)
-            tid = getattr(thread, "native_id", None) if thread is not None else None
+            tid = self.native_ids.get(ident)
+            if tid is None:
+                thread = active.get(ident)
+                tid = getattr(thread, "native_id", None) if thread is not None else None
             cpu = 0.0
             native = False
             if tid is not None:
@@ -298,6 +371,7 @@ class Sampler:
                 fd = self.threads.pop(tid).stat_fd
                 if fd >= 0:
                     os.close(fd)
+                    self.stat_fds -= 1
         if not seen:
             self._memory(t, rss, [])
             return
@@ -327,6 +401,7 @@ class Sampler:
     def _stacks(self) -> list[tuple[int, list[Key], tuple[CodeType, int] | None]]:
         """(thread ident, keys, position) of every Python thread but the sampler's own. Nothing in
         here lets go of the GIL, and no frame survives the return."""
+        self.own_running = False
         frames = sys._current_frames()
         frames.pop(self.own_ident, None)
         stacks: list[tuple[int, list[Key], tuple[CodeType, int] | None]] = []
@@ -380,7 +455,12 @@ class Sampler:
         total = sum(w for _, w in weights)
         if delta > 0:
             if not weights:
-                self._credit_ledger(self._stack_id((("<unknown>", 0, "no Python frame"),)), delta, t)
+                # before the program's first line: start-up (the interpreter, memgauge's bootstrap)
+                if not self.lines:
+                    sid = self.base_sid
+                else:
+                    sid = self._stack_id((OWN_KEY if self.own_running else UNKNOWN_KEY,))
+                self._credit_ledger(sid, delta, t)
             for keys, w in weights:
                 share = round(delta * w / total)
                 self.lines[keys[0]][3] += share
@@ -434,24 +514,38 @@ class Sampler:
         }
 
     def flush(self) -> None:
-        import json
-
         started = self.clock()
         path = os.path.join(self.directory, f"lines.{self.pid}.json")
         try:
-            data = json.dumps(self.to_dict(), separators=(",", ":"))
+            parts: list[str] = []
+            _dump(self.to_dict(), parts)
             tmp = path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(data)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+            try:
+                data = "".join(parts).encode("ascii")
+                while data:
+                    data = data[os.write(fd, data) :]
+            finally:
+                os.close(fd)
             os.replace(tmp, path)
-        except (OSError, ValueError, TypeError):
-            self.stopped = True  # the directory is gone: memgauge ended before this process
+        except Exception:
+            # the directory is gone (memgauge ended before this process), or anything else: the
+            # sampler stops, the program goes on
+            self.stopped = True
         now = self.clock()
         self.flush_every = max(FLUSH_SECONDS, (now - started) / FLUSH_SHARE)
         self.last_flush = now
 
     # --- the thread ------------------------------------------------------------------------
     def run(self) -> None:
+        try:
+            self._loop()
+        except Exception:
+            self.stopped = True  # never into the program: its output stays its own
+        finally:
+            self.done.release()
+
+    def _loop(self) -> None:
         self.own_ident = threading.get_ident()
         self.own_clock = _cpu_clock(threading.get_native_id())
         self.own_cpu_ns = time.clock_gettime_ns(self.own_clock)
@@ -492,9 +586,8 @@ class Sampler:
         if self.stopped or os.getpid() != self.pid:  # a fork child inherits the parent's atexit
             return
         self.stopped = True
-        thread = self.thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(1.0)
+        if threading.get_ident() != self.own_ident and self.done.acquire(timeout=1.0):
+            self.done.release()
         self.sample()
         self.flush()
 
@@ -516,8 +609,20 @@ def start(directory: str, *, lib: bool = False, base_key: Key = STARTUP_KEY) -> 
     except OSError:
         return None
     _active = sampler
-    sampler.thread = threading.Thread(target=sampler.run, name="memgauge-sampler", daemon=True)
-    sampler.thread.start()
+    # A plain thread, not a threading.Thread: the program's threading.enumerate() and active_count()
+    # stay what they are without memgauge. It blocks every signal (it inherits the mask it starts
+    # with): a process-wide signal the program blocks in its own threads to wait for it
+    # (sigtimedwait, signalfd) would otherwise be delivered to it, and kill the process.
+    sampler.done.acquire()
+    blocked = _signal.pthread_sigmask(_signal.SIG_BLOCK, _signal.valid_signals())
+    try:
+        _thread.start_new_thread(sampler.run, ())
+    except RuntimeError:
+        sampler.done.release()
+        _active = None
+        return None
+    finally:
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, blocked)
     import atexit
 
     atexit.register(sampler.stop)
@@ -529,7 +634,7 @@ def start(directory: str, *, lib: bool = False, base_key: Key = STARTUP_KEY) -> 
 
 def _after_fork() -> None:
     parent = _active
-    if parent is None or parent.stopped:
+    if parent is None or parent.stopped or forked_to_exec():
         return
     start(parent.directory, lib=parent.lib, base_key=INHERITED_KEY)
 

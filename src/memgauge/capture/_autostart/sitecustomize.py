@@ -7,7 +7,12 @@ in-process capture, and then runs the ``sitecustomize`` it shadows, if there is 
 """
 
 
-def _memgauge_autostart() -> None:
+# This file must parse under any Python a program may start (Python 2 included): no annotations,
+# no f-strings. It only does anything under Python >= 3.10.
+
+
+def _memgauge_autostart():
+    # type: () -> None
     import os
     import sys
 
@@ -33,13 +38,13 @@ def _memgauge_autostart() -> None:
     for entry in sys.path:
         candidate = os.path.join(entry or ".", "sitecustomize.py")
         if os.path.isfile(candidate):
-            import importlib.util
-
-            spec = importlib.util.spec_from_file_location("sitecustomize", candidate)
-            if spec is not None and spec.loader is not None:
-                module = importlib.util.module_from_spec(spec)
-                sys.modules["sitecustomize"] = module
-                spec.loader.exec_module(module)
+            # the one it shadows runs as the sitecustomize module, as site would have run it
+            module = type(sys)("sitecustomize")
+            module.__file__ = candidate
+            sys.modules["sitecustomize"] = module
+            with open(candidate, "rb") as f:
+                code = compile(f.read(), candidate, "exec")
+            exec(code, module.__dict__)
             break
 
 
