@@ -154,3 +154,21 @@ def test_terminal_report_of_lines_attribution_leaks_imports_and_allocations() ->
         for line in lines
     ), text
     assert row("imports: 200 ms, +18.0 MiB in all")[0][:6] == ["numpy", "250", "ms", "+20.0", "MiB", "200"]
+
+
+def test_two_rows_of_one_line_show_their_functions() -> None:
+    import dataclasses
+
+    from memgauge._profile import LineStats
+
+    p = dataclasses.replace(
+        _profile(),
+        lines=[
+            LineStats(10, "/proj/a.py", 5, "<genexpr>", 1.0, 0.0, 0.0, 0, 100, "s = sum(x for x in xs)"),
+            LineStats(10, "/proj/a.py", 5, "main", 0.5, 0.0, 0.0, 0, 50, "s = sum(x for x in xs)"),
+            LineStats(10, "/proj/a.py", 9, "main", 0.2, 0.0, 0.0, 0, 20, "print(s)"),
+        ],
+    )
+    text = TerminalRenderer(width=120, cwd="/proj").render(p)
+    assert "a.py:5 <genexpr>" in text and "a.py:5 main" in text
+    assert "a.py:9 " in text and "a.py:9 main" not in text

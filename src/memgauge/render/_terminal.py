@@ -154,8 +154,9 @@ class TerminalRenderer:
             )
         console.print(table)
 
-    def _where(self, file: str, line: int) -> str:
-        return f"{short_path(file, self.cwd)}:{line}" if line else file
+    def _where(self, file: str, line: int, function: str = "") -> str:
+        where = f"{short_path(file, self.cwd)}:{line}" if line else file
+        return f"{where} {function}" if function else where
 
     def _table(self, p: Profile, title: str, figures: list[str]) -> Table:
         """Figures right-aligned, then the process (when there are several), the line and its
@@ -177,12 +178,23 @@ class TerminalRenderer:
         return table
 
     def _row(
-        self, table: Table, p: Profile, figures: list[str], pid: int, file: str, line: int, source: str
+        self,
+        table: Table,
+        p: Profile,
+        figures: list[str],
+        pid: int,
+        file: str,
+        line: int,
+        source: str,
+        function: str = "",
     ) -> None:
+        """``function`` is shown after the location: for two rows of one line (a comprehension or a
+        generator expression and the function around it)."""
         cells: list[Text] = [Text(f) for f in figures]
         if len(p.processes) > 1:
             cells.append(Text(str(pid)))
-        cells += [Text(self._where(file, line)), Text(source, style="dim")]  # Text: no markup in source
+        # Text: no markup in source
+        cells += [Text(self._where(file, line, function)), Text(source, style="dim")]
         table.add_row(*cells)
 
     def _fit(self, table: Table) -> Table:
@@ -237,8 +249,10 @@ class TerminalRenderer:
             table = self._table(
                 p, "CPU time by line (sampled)", ["cpu", "python", "native", "wait", "memory"]
             )
+            places = [(row.stats.pid, row.stats.file, row.stats.line) for row in rows]
             for row in rows:
                 s = row.stats
+                shared = places.count((s.pid, s.file, s.line)) > 1
                 figures = [
                     format_seconds(s.cpu_python_seconds + s.cpu_native_seconds),
                     f"{row.python_share:.0%}",
@@ -246,7 +260,7 @@ class TerminalRenderer:
                     f"{row.wait_share:.0%}",
                     format_bytes(s.resident_growth_bytes, signed=True),
                 ]
-                self._row(table, p, figures, s.pid, s.file, s.line, s.source)
+                self._row(table, p, figures, s.pid, s.file, s.line, s.source, s.function if shared else "")
             console.print(self._fit(table))
         waiting = top_lines(p, 3, by="wait", user_only=True)
         if waiting and waiting[0].stats.wait_seconds >= 0.05 * p.wall_seconds:
