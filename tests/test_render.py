@@ -149,11 +149,17 @@ def test_terminal_report_of_lines_attribution_leaks_imports_and_allocations() ->
     assert leak[:4] == ["2.0", "MiB/s", "60.0", "MiB"] and "train.py:5" in leak
     assert row("allocation peak 1.0 GiB")[0][:3] == ["1000", "MiB", "10"]
     assert any(
-        "resident peak 400 MiB = baseline 20.0 MiB + allocations 1.0 GiB"
+        "process peak 400 MiB = baseline 20.0 MiB + allocations 1.0 GiB"
         " - never written 700 MiB + other 56.0 MiB" in " ".join(line.split())
         for line in lines
     ), text
     assert row("imports: 200 ms, +18.0 MiB in all")[0][:6] == ["numpy", "250", "ms", "+20.0", "MiB", "200"]
+    # too narrow for one line: the reconciliation breaks before the '-', under the '='
+    narrow = TerminalRenderer(width=80, cwd="/proj").render(p).splitlines()
+    at = next(i for i, line in enumerate(narrow) if "process peak 400 MiB =" in line)
+    assert narrow[at].endswith("+ allocations 1.0 GiB")
+    assert narrow[at + 1].strip() == "- never written 700 MiB + other 56.0 MiB"
+    assert narrow[at + 1].index("-") == narrow[at].index("=")
 
 
 def test_two_rows_of_one_line_show_their_functions() -> None:

@@ -232,14 +232,15 @@ class TerminalRenderer:
             self._row(table, p, [format_bytes(a.bytes)], a.pid, a.file, a.line, a.source)
         console.print(self._fit(table))
         for r in p.reconciliation:
-            console.print(
-                Text(
-                    f"  {'[' + str(r.pid) + '] ' if len(p.processes) > 1 else ''}resident peak "
-                    f"{format_bytes(r.resident_peak_bytes)} = baseline {format_bytes(r.baseline_bytes)} "
-                    f"+ allocations {format_bytes(r.allocation_peak_bytes)} "
-                    f"- never written {format_bytes(r.untouched_bytes)} + other {format_bytes(r.other_bytes)}"
-                )
+            head = (
+                f"  {'[' + str(r.pid) + '] ' if len(p.processes) > 1 else ''}process peak "
+                f"{format_bytes(r.resident_peak_bytes)} = baseline {format_bytes(r.baseline_bytes)} "
+                f"+ allocations {format_bytes(r.allocation_peak_bytes)}"
             )
+            tail = f"- never written {format_bytes(r.untouched_bytes)} + other {format_bytes(r.other_bytes)}"
+            # too long for one line: the second goes under the '=', never a unit cut from its number
+            joint = " " if len(head) + 1 + len(tail) <= self.width else "\n" + " " * head.index("=")
+            console.print(Text(head + joint + tail), overflow="fold")
             for note in r.notes:
                 console.print(Text(f"    {note}", style="dim"))
 
