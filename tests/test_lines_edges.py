@@ -193,3 +193,16 @@ def test_subprocess_python_of_another_version_is_not_disturbed(tmp_path: Path) -
     direct = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     out, _ = run_ok([str(script)], tmp_path)
     assert out == direct.stdout == "1 ''\n"
+
+
+def test_a_bad_os_exit_argument_raises_as_usual_and_sampling_goes_on(tmp_path: Path) -> None:
+    script = tmp_path / "badexit.py"
+    script.write_text(
+        "import os, time\n"
+        "try:\n    os._exit(3.5)\nexcept TypeError as e:\n    print('TypeError')\n"
+        "end = time.monotonic() + 0.5\nwhile time.monotonic() < end: pass\n"
+    )
+    out, profile = run_ok([str(script)], tmp_path)
+    assert out == "TypeError\n"
+    busy = [s for s in profile["lines"] if s["file"] == str(script) and s["line"] == 7]
+    assert busy and busy[0]["cpu_python_seconds"] > 0.3, profile["lines"]

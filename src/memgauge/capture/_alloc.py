@@ -150,7 +150,8 @@ def stop() -> None:
 
 
 def _exit(status: int) -> NoReturn:
-    stop()
+    if isinstance(status, int):  # else the TypeError the program would get, still tracking
+        stop()
     _real_exit(status)
     raise AssertionError("os._exit returned")  # pragma: no cover
 

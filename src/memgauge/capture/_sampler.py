@@ -645,10 +645,12 @@ _real_exit: Callable[[int], NoReturn] | None = None
 def _exit(status: int) -> NoReturn:
     # multiprocessing's fork children leave through os._exit, past atexit (and multiprocessing
     # clears its own finalizers after the fork hooks ran)
+    assert _real_exit is not None
+    if not isinstance(status, int):
+        _real_exit(status)  # the TypeError the program would get, with the sampler still running
     sampler = active_sampler()
     if sampler is not None:
         sampler.stop()
-    assert _real_exit is not None
     _real_exit(status)
 
 
