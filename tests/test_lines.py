@@ -82,6 +82,18 @@ def test_peak_built_in_a_thread_is_charged_to_the_threads_line(tmp_path: Path) -
     assert top["bytes"] >= 350 * MIB
 
 
+def test_a_library_pool_threads_memory_is_charged_to_the_line_waiting_for_it(tmp_path: Path) -> None:
+    pytest.importorskip("numpy")
+    script = PROGRAMS / "lines_pool.py"
+    profile = run_ok([str(script)], tmp_path)
+    top = profile["peak"]["attribution"][0]
+    assert (top["file"], top["line"]) == (str(script), marker(script, "pool")), profile["peak"]["attribution"]
+    assert top["bytes"] >= 300 * MIB
+    # with --lib the pool thread's own innermost frame is kept (numpy's np.ones)
+    kept = run_ok(["--lib", str(script)], tmp_path)
+    assert "numpy" in kept["peak"]["attribution"][0]["file"], kept["peak"]["attribution"][:3]
+
+
 def test_peak_built_in_a_spawned_child_carries_the_childs_pid(tmp_path: Path) -> None:
     script = PROGRAMS / "spawn_child_peak.py"
     profile = run_ok([str(script)], tmp_path)

@@ -333,7 +333,14 @@ class Sampler:
         stall: list[Key] | None = None
         python_cpu = 0.0
         alive: set[int] = set()
-        for ident, keys, position in stacks:
+        # the main thread's user line: what a busy library thread with no user frame of its own (a
+        # pool's worker: pandas reading a CSV, a ThreadPoolExecutor running a library call) is
+        # charged to, as the line that most likely waits for it
+        main_keys = next((k for i, k, _ in stacks if i == self.main_ident), None)
+        if main_keys is not None and (self.lib or self._kind(main_keys[0][0]) != _USER):
+            main_keys = None
+        for ident, own_keys, own_position in stacks:
+            keys, position = own_keys, own_position
             tid = self.native_ids.get(ident)
             if tid is None:
                 thread = active.get(ident)
@@ -351,6 +358,8 @@ class Sampler:
                     now_ns = state.cpu_ns
                 cpu = float(min(max(now_ns - state.cpu_ns, 0), wall_ns))
                 state.cpu_ns = now_ns
+                if cpu > 0 and main_keys is not None and self._kind(keys[0][0]) == _LIB:
+                    keys, position = list(main_keys), None
                 if cpu > 0:
                     python_cpu += cpu
                     # the GIL holder ran for a good part of the wait, even on a busy machine
