@@ -206,3 +206,19 @@ def test_a_bad_os_exit_argument_raises_as_usual_and_sampling_goes_on(tmp_path: P
     assert out == "TypeError\n"
     busy = [s for s in profile["lines"] if s["file"] == str(script) and s["line"] == 7]
     assert busy and busy[0]["cpu_python_seconds"] > 0.3, profile["lines"]
+
+
+def test_code_generated_by_libraries_is_folded_but_python_c_is_the_users(tmp_path: Path) -> None:
+    # namedtuple's __new__ is exec'd code ("<string>"): its time belongs to the line calling it
+    script = tmp_path / "nt.py"
+    script.write_text(
+        "import collections, time\nP = collections.namedtuple('P', 'a b')\nout = []\n"
+        "end = time.monotonic() + 0.5\nwhile time.monotonic() < end:\n    out.append(P(1, 2))\n"
+    )
+    _, profile = run_ok([str(script)], tmp_path)
+    assert not any(s["file"] == "<string>" for s in profile["lines"]), profile["lines"]
+    assert any(s["file"] == str(script) and s["line"] == 6 for s in profile["lines"])
+    code = "import time\nend = time.monotonic() + 0.5\nwhile time.monotonic() < end: pass\n"
+    _, profile = run_ok(["--", sys.executable, "-c", code], tmp_path)
+    busy = [s for s in profile["lines"] if s["file"] == "<string>" and s["line"] == 3]
+    assert busy and busy[0]["cpu_python_seconds"] > 0.3, profile["lines"]
