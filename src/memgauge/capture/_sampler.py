@@ -1,6 +1,7 @@
 """Line sampling inside a measured Python process.
 
-A daemon thread wakes every ``interval`` and, holding the GIL, reads every Python thread's stack
+A thread of its own (started with ``_thread``, invisible to ``threading``, blocking every signal)
+wakes every ``interval`` and, holding the GIL, reads every Python thread's stack
 (``sys._current_frames``), every thread's CPU clock, the process's CPU clock and its resident size.
 Between two samples:
 
@@ -16,7 +17,8 @@ Between two samples:
 
 Everything is aggregated here: memory use does not grow with run time. The aggregate is written as
 ``lines.<pid>.json`` in the events directory every few seconds and at exit, so a killed process
-loses at most the last few seconds. Plain classes and only ``os``/``sys``/``threading``/``time``:
+loses at most the last few seconds. Plain classes, and only modules the interpreter has loaded by
+then or builds in (``os``, ``sys``, ``threading``, ``time``, ``_thread``, ``_signal``, ``_json``):
 this module is imported into every measured process.
 """
 
