@@ -17,9 +17,9 @@ Between two samples:
 
 Everything is aggregated here: memory use does not grow with run time. The aggregate is written as
 ``lines.<pid>.json`` in the events directory every few seconds and at exit, so a killed process
-loses at most the last few seconds. Plain classes, and only modules the interpreter has loaded by
-then or builds in (``os``, ``sys``, ``threading``, ``time``, ``_thread``, ``_signal``, ``_json``):
-this module is imported into every measured process.
+loses at most the last few seconds. Plain classes, and only small modules (``os``, ``sys``,
+``threading``, ``time``, and the C modules ``_thread``, ``_signal``, ``_json``): this module is
+imported into every measured process.
 """
 
 from __future__ import annotations
