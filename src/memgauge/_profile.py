@@ -8,15 +8,14 @@ only read one. Plain data only (numbers, strings, lists), so ``to_dict`` is ``js
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from memgauge._errors import OutputError, ProfileFormatError
+from memgauge._errors import ProfileFormatError
+from memgauge._files import write_text_atomic
 
 SCHEMA_VERSION = 2
 # versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty
@@ -258,23 +257,7 @@ class Profile:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the profile as JSON, atomically: a crash never leaves half a file."""
-        target = Path(path)
-        text = self.to_json()
-        tmp = None
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=".memgauge-", suffix=".json", dir=target.parent or ".")
-            umask = os.umask(0)
-            os.umask(umask)
-            os.fchmod(fd, 0o666 & ~umask)  # as an ordinary open() would create it, not mkstemp's 0600
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, target)
-        except OSError as e:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-            raise OutputError(f"cannot write profile to {target}: {e.strerror or e}") from e
-        return target
+        return write_text_atomic(path, self.to_json(), "profile")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Profile:

@@ -1,11 +1,14 @@
 """``memgauge`` command line. ``main(argv) -> int``; exit codes are mapped here and only here.
 
+Commands: ``run`` (measure a program), ``view`` (report an existing profile), ``compare``
+(profiles side by side). ``view`` and ``compare`` exit 0 when the report was written.
+
 Exit codes (also in README.md and docs/cli.md):
   the program's own  ``memgauge run`` exits with the measured program's exit code
   128 + N            the program was killed by signal N (as shells report it)
   64                 usage error: bad option, nothing to run
   65                 the script has a syntax error, or a profile file is malformed
-  66                 the script or module does not exist
+  66                 the script, module or profile file does not exist
   69                 a requested limit cannot be enforced on this host
   70                 internal error in memgauge
   73                 an output file cannot be written (the profile is saved elsewhere, see message)
@@ -16,11 +19,22 @@ Exit codes (also in README.md and docs/cli.md):
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
+import shutil
 import sys
 import time
 
-from memgauge._errors import InternalError, MemgaugeError, OutputError, UsageError
+from memgauge._errors import (
+    InternalError,
+    MemgaugeError,
+    OutputError,
+    ProfileFormatError,
+    TargetNotFoundError,
+    UsageError,
+)
+from memgauge._files import check_writable, write_text_atomic
 from memgauge._version import __version__
 
 TYPE_CHECKING = False
@@ -28,7 +42,7 @@ if TYPE_CHECKING:
     from memgauge._profile import Profile
 
 # options of `memgauge run` that take a value; everything up to the first other token is ours
-_RUN_VALUE_OPTIONS = {"--json", "--interval", "--cgroup"}
+_RUN_VALUE_OPTIONS = {"--json", "--interval", "--cgroup", "--html"}
 _RUN_FLAGS = {
     "--no-json",
     "--quiet",
@@ -52,10 +66,15 @@ def _top_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="memgauge",
         description="How much memory and time a program needs, and where it goes.",
-        epilog="Run 'memgauge run --help' for the run command.",
+        epilog="Run 'memgauge COMMAND --help' for a command's options.",
     )
     p.add_argument("--version", action="version", version=f"memgauge {__version__}")
-    p.add_argument("command", choices=["run"], help="run: run a program under measurement")
+    p.add_argument(
+        "command",
+        choices=list(_COMMANDS),
+        help="run: run a program under measurement; view: report a saved profile; "
+        "compare: profiles side by side",
+    )
     return p
 
 
@@ -73,6 +92,7 @@ def _run_parser() -> argparse.ArgumentParser:
         "--json", metavar="PATH", help="where to write the profile (default: memgauge-NAME-TIME.json)"
     )
     p.add_argument("--no-json", action="store_true", help="write no profile file")
+    p.add_argument("--html", metavar="PATH", help="also write the HTML report (one file, works offline)")
     p.add_argument("-q", "--quiet", action="store_true", help="print no report")
     p.add_argument(
         "--interval",
@@ -104,9 +124,56 @@ def _run_parser() -> argparse.ArgumentParser:
         help="also track heap allocations with memray: allocation peak, the lines live at it, and "
         "why it differs from the resident peak (needs memgauge[alloc])",
     )
+    _color_options(p)
+    return p
+
+
+def _color_options(p: argparse.ArgumentParser) -> None:
     color = p.add_mutually_exclusive_group()
     color.add_argument("--color", dest="color", action="store_true", default=None, help="force colors")
     color.add_argument("--no-color", dest="color", action="store_false", help="no colors")
+
+
+def _report_options(p: argparse.ArgumentParser, formats: list[str]) -> None:
+    p.add_argument(
+        "--format",
+        choices=formats,
+        default=None,
+        help="terminal (the default unless --html is given), md (markdown, e.g. for a pull-request "
+        "comment) or json",
+    )
+    p.add_argument("--html", metavar="PATH", help="write the HTML report to PATH (one file, works offline)")
+    p.add_argument("-o", "--output", metavar="PATH", help="write the --format output to PATH, not stdout")
+    p.add_argument("--width", type=int, metavar="N", help="terminal width (default: the terminal's, or 100)")
+    _color_options(p)
+
+
+def _view_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="memgauge view",
+        usage="memgauge view [options] PROFILE.json",
+        description="Report a profile written by 'memgauge run': in the terminal, as markdown or JSON, "
+        "or as an HTML file.",
+    )
+    p.add_argument("profile", metavar="PROFILE.json")
+    _report_options(p, ["terminal", "md", "json"])
+    p.add_argument("--lines", type=int, default=8, metavar="N", help="lines per table (default 8)")
+    return p
+
+
+def _compare_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="memgauge compare",
+        usage="memgauge compare [options] BASELINE.json OTHER.json [...]",
+        description="Profiles side by side: peaks, time, per-phase peaks and durations, the lines holding "
+        "the peak. Deltas and ratios are against the first profile.",
+    )
+    p.add_argument("profiles", nargs="+", metavar="PROFILE.json")
+    p.add_argument(
+        "--names", metavar="A,B,...", help="column names, comma-separated (default: the file names)"
+    )
+    _report_options(p, ["terminal", "md", "json"])
+    p.add_argument("--lines", type=int, default=10, metavar="N", help="lines compared (default 10)")
     return p
 
 
@@ -125,16 +192,6 @@ def _split_run_argv(argv: list[str]) -> tuple[list[str], list[str]]:
         else:
             break
     return argv[:i], argv[i:]
-
-
-def _check_writable(path: str) -> None:
-    parent = os.path.dirname(path) or "."
-    if os.path.isdir(path):
-        raise OutputError(f"cannot write profile to {path}: it is a directory")
-    if not os.path.isdir(parent):
-        raise OutputError(f"cannot write profile to {path}: no directory {parent}")
-    if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise OutputError(f"cannot write profile to {path}: permission denied")
 
 
 def _cmd_run(argv: list[str]) -> int:
@@ -157,7 +214,11 @@ def _cmd_run(argv: list[str]) -> int:
         if args.json == "":
             raise UsageError("--json needs a path (or use --no-json)")
         json_path = args.json or _default_profile_path(target.name)
-        _check_writable(json_path)
+        check_writable(json_path, "profile")
+    if args.html is not None:
+        if not args.html:
+            raise UsageError("--html needs a path")
+        check_writable(args.html, "HTML report")
     lines = "off" if args.no_lines else "lib" if args.lib else "on"
     options = RunOptions(interval=args.interval, cgroup=args.cgroup, lines=lines, alloc=args.alloc)
     profile = run_program(target, options)
@@ -170,11 +231,25 @@ def _cmd_run(argv: list[str]) -> int:
             profile.save(json_path)
         except OutputError as e:
             saved_error = _save_elsewhere(profile, target.name, e)
+    html_error: OutputError | None = None
+    if args.html:
+        try:
+            _write_html(profile, args.html)
+        except OutputError as e:
+            html_error = e
     if not args.quiet:
-        _show_report(profile, args.color, json_path if saved_error is None else None)
+        _show_report(profile, args.color, json_path if saved_error is None else None, args.html)
     if saved_error is not None:
         raise saved_error
+    if html_error is not None:
+        raise html_error
     return status
+
+
+def _write_html(profile: Profile, path: str) -> None:
+    from memgauge.render import HtmlRenderer
+
+    write_text_atomic(path, HtmlRenderer().render(profile), "HTML report")
 
 
 def _default_profile_path(name: str) -> str:
@@ -198,7 +273,9 @@ def _save_elsewhere(profile: Profile, name: str, error: OutputError) -> OutputEr
     return OutputError(f"{error.message}; saved it to {fallback} instead")
 
 
-def _show_report(profile: Profile, color_option: bool | None, json_path: str | None) -> None:
+def _show_report(
+    profile: Profile, color_option: bool | None, json_path: str | None, html_path: str | None = None
+) -> None:
     stream = sys.stderr
     if stream is None:
         return
@@ -212,17 +289,126 @@ def _show_report(profile: Profile, color_option: bool | None, json_path: str | N
         text = TerminalRenderer(width=min(width, 140), color=color).render(profile)
         if json_path is not None:
             text += f"profile: {json_path}\n"
+        if html_path:
+            text += f"report: {html_path}\n"
         stream.write(text)
         stream.flush()
     except (OSError, ValueError):
         pass  # stderr closed or a broken pipe: the profile is saved and the exit code stands
 
 
+def _load(path: str) -> Profile:
+    from memgauge._profile import load_profile
+
+    if not os.path.exists(path):
+        raise TargetNotFoundError(f"no profile {path}")
+    if os.path.isdir(path):
+        raise ProfileFormatError(f"{path} is a directory, not a profile")
+    return load_profile(path)
+
+
+def _emit(text: str, output: str | None) -> None:
+    """The report to ``output`` (atomically) or to stdout."""
+    if output:
+        write_text_atomic(output, text, "report")
+        _say(f"report: {output}\n")
+        return
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `memgauge view run.json | head`
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _report_target(args: argparse.Namespace) -> tuple[str | None, int, bool]:
+    """(format to print or None, terminal width, colors) from the shared report options."""
+    for name in ("output", "html"):
+        value = getattr(args, name)
+        if value is not None:
+            if not value:
+                raise UsageError(f"--{name} needs a path")
+            check_writable(value, "report")
+    fmt = args.format or (None if args.html and not args.output else "terminal")
+    if args.output and args.html and os.path.abspath(args.output) == os.path.abspath(args.html):
+        raise UsageError("--output and --html name the same file")
+    if args.width is not None and not 40 <= args.width <= 1000:
+        raise UsageError("--width must be between 40 and 1000")
+    if args.lines is not None and args.lines < 1:
+        raise UsageError("--lines must be at least 1")
+    tty = args.output is None and sys.stdout is not None and sys.stdout.isatty()
+    width = args.width or (shutil.get_terminal_size((100, 24)).columns if tty else 100)
+    color = tty if args.color is None else args.color
+    return fmt, width, color
+
+
+def _cmd_view(argv: list[str]) -> int:
+    args = _view_parser().parse_args(argv)
+    fmt, width, color = _report_target(args)
+    profile = _load(args.profile)
+    from memgauge import render
+
+    if args.html:
+        write_text_atomic(args.html, render.HtmlRenderer().render(profile), "HTML report")
+        _say(f"report: {args.html}\n")
+    if fmt is None:
+        return 0
+    renderer: render.Renderer
+    if fmt == "md":
+        renderer = render.MarkdownRenderer(max_lines=args.lines)
+    elif fmt == "json":
+        renderer = render.JsonRenderer()
+    else:
+        renderer = render.TerminalRenderer(width=width, color=color, max_lines=args.lines)
+    _emit(renderer.render(profile), args.output)
+    return 0
+
+
+def _cmd_compare(argv: list[str]) -> int:
+    args = _compare_parser().parse_args(argv)
+    if len(args.profiles) < 2:
+        raise UsageError("compare needs at least two profiles")
+    fmt, width, color = _report_target(args)
+    if args.names is not None:
+        names = [n.strip() for n in args.names.split(",")]
+        if len(names) != len(args.profiles) or not all(names):
+            raise UsageError(f"--names needs {len(args.profiles)} non-empty names, one per profile")
+    else:
+        names = _default_names(args.profiles)
+    profiles = [_load(path) for path in args.profiles]
+    from memgauge import render
+    from memgauge.analysis import compare
+
+    comparison = compare(profiles, names, max_lines=args.lines)
+    if args.html:
+        write_text_atomic(args.html, render.HtmlComparisonRenderer().render(comparison), "HTML report")
+        _say(f"report: {args.html}\n")
+    if fmt is None:
+        return 0
+    if fmt == "md":
+        text = render.MarkdownComparisonRenderer().render(comparison)
+    elif fmt == "json":
+        text = json.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n"
+    else:
+        text = render.TerminalComparisonRenderer(width=width, color=color).render(comparison)
+    _emit(text, args.output)
+    return 0
+
+
+def _default_names(paths: list[str]) -> list[str]:
+    """File names without .json; the whole path where two files share a name."""
+    stems = [os.path.basename(p).removesuffix(".json") for p in paths]
+    return stems if len(set(stems)) == len(stems) else list(paths)
+
+
+_COMMANDS = {"run": _cmd_run, "view": _cmd_view, "compare": _cmd_compare}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        if argv[:1] == ["run"]:
-            return _cmd_run(argv[1:])
+        if argv[:1] and argv[0] in _COMMANDS:
+            return _COMMANDS[argv[0]](argv[1:])
         if not argv:
             raise UsageError("give a command, e.g. 'memgauge run script.py' (see 'memgauge --help')")
         _top_parser().parse_args(argv)

@@ -1,0 +1,134 @@
+"""The frame every HTML page of memgauge shares: one self-contained file, offline.
+
+Chart.js (MIT, vendored from the npm registry by ``scripts/vendor_chartjs.sh``), the stylesheet,
+the page script and the page's data are all inlined. A Content-Security-Policy forbids every
+fetch, so a report never reaches the network, even by mistake.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from functools import cache
+from importlib.resources import files
+from typing import Any, NamedTuple
+
+from memgauge._units import format_bytes, format_seconds
+
+CHARTJS_VERSION = "4.6.1"
+CHARTJS_SHA256 = "87364cc2b2a76a6684929e7d6b80b18a897794db38400caff1fcf1791c6925d2"
+
+_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
+
+
+@cache
+def asset(name: str) -> str:
+    return files("memgauge.render").joinpath("_assets").joinpath(name).read_text(encoding="utf-8")
+
+
+def esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _script_json(data: Any) -> str:
+    """JSON that cannot end its <script> element early, whatever strings it holds."""
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def page(title: str, body: str, data: Any) -> str:
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'<meta name="generator" content="memgauge; Chart.js {CHARTJS_VERSION}">\n'
+        f"<title>{esc(title)}</title>\n"
+        f"<style>\n{asset('report.css')}</style>\n"
+        "</head>\n<body>\n"
+        '<div id="memgauge-error" class="error" hidden></div>\n'
+        f"{body}\n"
+        f'<script type="application/json" id="memgauge-data">{_script_json(data)}</script>\n'
+        f"<script>\n{asset('chart.umd.min.js')}\n</script>\n"
+        f"<script>\n{asset('report.js')}</script>\n"
+        "</body>\n</html>\n"
+    )
+
+
+class Cell(NamedTuple):
+    """Table cell: its HTML and, for sorting, its value."""
+
+    html: str
+    sort: float | str | None = None
+
+
+def text(value: object) -> Cell:
+    return Cell(esc(value), str(value))
+
+
+def code(value: str) -> Cell:
+    return Cell(f"<code>{esc(value)}</code>", value)
+
+
+def nbytes(n: float | None, *, signed: bool = False) -> Cell:
+    if n is None:
+        return Cell('<span class="na">—</span>', None)
+    return Cell(esc(format_bytes(n, signed=signed)), float(n))
+
+
+def seconds(s: float | None) -> Cell:
+    if s is None:
+        return Cell('<span class="na">—</span>', None)
+    return Cell(esc(format_seconds(s)), float(s))
+
+
+def share(part: float, whole: float) -> Cell:
+    value = part / whole if whole else 0.0
+    return Cell(f"{value:.0%}", value)
+
+
+def heat(value: float, top: float, label: str, *, negative: bool = False) -> Cell:
+    """A number over a bar whose length is its share of the column's largest value."""
+    width = 0.0 if top <= 0 else max(0.0, min(1.0, abs(value) / top)) * 100
+    kind = "heat neg" if negative else "heat"
+    return Cell(
+        f'<div class="{kind}"><span style="width:{width:.1f}%"></span><em>{esc(label)}</em></div>',
+        float(value),
+    )
+
+
+def split(python: float, native: float, wait: float) -> Cell:
+    """One bar of a line's time: Python, native (C code, GIL released or not) and waiting."""
+    total = python + native + wait
+    if total <= 0:
+        return Cell("", 0.0)
+    parts = "".join(
+        f'<span class="{cls}" style="width:{v / total * 100:.1f}%" title="{name} {v / total:.0%}"></span>'
+        for cls, name, v in (("py", "Python", python), ("nat", "native", native), ("wait", "waiting", wait))
+        if v > 0
+    )
+    label = f"{python / total:.0%} / {native / total:.0%} / {wait / total:.0%}"
+    return Cell(f'<div class="split">{parts}</div><small>{label}</small>', python / total)
+
+
+def table(headers: Sequence[tuple[str, bool]], rows: Sequence[Sequence[Cell]], *, cls: str = "") -> str:
+    """``headers``: (label, numeric). Sortable by clicking a header (the page script)."""
+    head = "".join(
+        f'<th class="{"num" if numeric else "txt"}">{esc(label)}</th>' for label, numeric in headers
+    )
+    body = []
+    for row in rows:
+        cells = []
+        for (_, numeric), cell in zip(headers, row, strict=True):
+            sort = "" if cell.sort is None else f' data-v="{esc(cell.sort)}"'
+            cells.append(f'<td class="{"num" if numeric else "txt"}"{sort}>{cell.html}</td>')
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    return (
+        f'<table class="sortable {cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    )
+
+
+def section(anchor: str, title: str, content: str, *, note: str = "") -> str:
+    extra = f'<p class="note">{note}</p>' if note else ""
+    return f'<section id="{esc(anchor)}"><h2>{esc(title)}</h2>{extra}{content}</section>\n'
