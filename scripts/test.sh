@@ -9,7 +9,7 @@ PY=${PYTHON:-python3}
 if [ "${MEMGAUGE_TEST_TORCH:-0}" = 1 ]; then
     .venv/bin/python -m pip install -q --disable-pip-version-check "torch==${MEMGAUGE_TORCH_VERSION:-2.13.0}"
 fi
-.venv/bin/ruff check src tests bench examples
-.venv/bin/ruff format --check src tests bench examples
+.venv/bin/ruff check src tests bench examples scripts
+.venv/bin/ruff format --check src tests bench examples scripts
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

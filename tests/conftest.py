@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -21,6 +22,14 @@ class Result:
     stdout: str
     stderr: str
     profile: dict[str, Any] | None
+
+
+def marker(program: Path, tag: str) -> int:
+    """The line of ``program`` carrying ``# LINE: tag`` or ``# ALLOC: tag``."""
+    for n, text in enumerate(program.read_text().splitlines(), 1):
+        if re.search(rf"# (LINE|ALLOC): {re.escape(tag)}\b", text):
+            return n
+    raise AssertionError(f"no marker {tag} in {program}")
 
 
 def run_memgauge(

@@ -17,7 +17,7 @@ from memgauge.capture._alloc import ENV_ALLOC
 from memgauge.capture._alloc_read import _Capture, _reconcile, read_allocations
 from memgauge.capture._events import BOOTSTRAP_MODULE, ENV_EVENTS_DIR, read_events
 from memgauge.capture._frames import is_library, is_own
-from tests.conftest import MIB, PROGRAMS
+from tests.conftest import MIB, PROGRAMS, marker
 
 pytest.importorskip("memray")
 
@@ -42,21 +42,14 @@ def run_tracked(script: Path, tmp_path: Path) -> tuple[str, str, dict[int, int]]
     return str(events), proc.stdout, hwm
 
 
-def line_of(script: Path, marker: str) -> int:
-    for number, text in enumerate(script.read_text().splitlines(), start=1):
-        if text.rstrip().endswith(f"# ALLOC: {marker}"):
-            return number
-    raise AssertionError(f"no line marked {marker!r} in {script}")
-
-
 def line_with(script: Path, text: str) -> int:
     numbers = [n for n, t in enumerate(script.read_text().splitlines(), start=1) if t.strip() == text]
     assert len(numbers) == 1, (script, text, numbers)
     return numbers[0]
 
 
-def entry(peak: AllocationPeak, script: Path, marker: str) -> Attribution:
-    line = line_of(script, marker)
+def entry(peak: AllocationPeak, script: Path, tag: str) -> Attribution:
+    line = marker(script, tag)
     found = [a for a in peak.attribution if a.file == os.path.abspath(script) and a.line == line]
     assert len(found) == 1, [(a.file, a.line, a.bytes) for a in peak.attribution]
     return found[0]
@@ -175,7 +168,7 @@ def test_library_allocations_fold_into_the_calling_line(tmp_path: Path) -> None:
     script = PROGRAMS / "alloc_library.py"
     events, stdout, hwm = run_tracked(script, tmp_path)
     assert stdout.split() == ["200", "4"]
-    numpy_line, json_line = line_of(script, "numpy"), line_of(script, "json")
+    numpy_line, json_line = marker(script, "numpy"), marker(script, "json")
     user = os.path.abspath(script)
 
     folded, _ = read_allocations(events, hwm)
@@ -206,7 +199,7 @@ def test_top_keeps_the_largest_lines(tmp_path: Path) -> None:
     events, _, hwm = run_tracked(script, tmp_path)
     peak, _ = read_allocations(events, hwm, top=1)
     assert peak is not None
-    assert [a.line for a in peak.attribution] == [line_of(script, "spike")]
+    assert [a.line for a in peak.attribution] == [marker(script, "spike")]
     everything, _ = read_allocations(events, hwm, top=10_000)
     assert everything is not None
     assert sum(a.bytes for a in everything.attribution) == everything.bytes

@@ -5,21 +5,12 @@ waiting split of time, leak suspects with their rate, and the import footprint."
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import MIB, PROGRAMS, run_memgauge
-
-
-def marker(program: Path, tag: str) -> int:
-    """The line of ``program`` carrying ``# LINE: tag`` or ``# ALLOC: tag``."""
-    for n, text in enumerate(program.read_text().splitlines(), 1):
-        if re.search(rf"# (LINE|ALLOC): {re.escape(tag)}\b", text):
-            return n
-    raise AssertionError(f"no marker {tag} in {program}")
+from tests.conftest import MIB, PROGRAMS, marker, run_memgauge
 
 
 def run_ok(args: list[str], tmp_path: Path, **kw: Any) -> dict[str, Any]:

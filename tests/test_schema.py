@@ -50,7 +50,7 @@ os.kill(os.getpid(), signal.SIGTERM)
 # children start at different times, so their series start at different timeline indices
 SPAWNING_SCRIPT = """\
 import subprocess, sys, time
-time.sleep(0.05)
+time.sleep(0.15)  # children start well after the first samples, whatever the thinning
 a = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"])
 time.sleep(0.05)
 b = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.05)"])

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memgauge._profile import Attribution, LineStats, Profile
 from memgauge._units import format_bytes, format_seconds
@@ -66,6 +66,19 @@ def _peak_of(profile: Profile, pid: int) -> int:
     return _process_peaks(profile).get(pid) or profile.peak.resident_bytes
 
 
+def _held_by_line(profile: Profile) -> list[Attribution]:
+    """``peak.attribution`` with one entry per line of a process, largest first. A line that runs a
+    comprehension or a generator expression runs two code objects (``<listcomp>`` before Python
+    3.12, ``<genexpr>``), and the sampler charges each under its own function: advice is about
+    the line, and a line's resident growth (``profile.lines``) is summed over its functions too."""
+    merged: dict[tuple[int, str, int], Attribution] = {}
+    for a in profile.peak.attribution:
+        key = (a.pid, a.file, a.line)
+        seen = merged.get(key)
+        merged[key] = a if seen is None else replace(seen, bytes=seen.bytes + a.bytes)
+    return sorted(merged.values(), key=lambda a: -a.bytes)
+
+
 def _where(a: Attribution | LineStats, cwd: str | None) -> str:
     return f"{short_path(a.file, cwd)}:{a.line}"
 
@@ -76,7 +89,7 @@ def _share(part: float, whole: float) -> str:
 
 def _file_io(profile: Profile, cwd: str | None) -> list[tuple[float, Advice]]:
     out: list[tuple[float, Advice]] = []
-    for a in profile.peak.attribution:
+    for a in _held_by_line(profile):
         text = _TEXT_READ.search(a.source)
         pickled = None if text else _PICKLE_READ.search(a.source)
         if text is None and pickled is None:
@@ -153,7 +166,7 @@ def _temporaries(profile: Profile, cwd: str | None) -> list[tuple[float, Advice]
     for s in profile.lines:
         growth[(s.pid, s.file, s.line)] += s.resident_growth_bytes
     out: list[tuple[float, Advice]] = []
-    for a in profile.peak.attribution:
+    for a in _held_by_line(profile):
         key = (a.pid, a.file, a.line)
         if not a.line or key not in growth:
             continue

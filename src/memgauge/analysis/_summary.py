@@ -16,6 +16,18 @@ class PhaseRow:
     growth_bytes: int  # peak above the resident size at the phase's start
 
 
+def exit_text(profile: Profile) -> tuple[str, str]:
+    """How the program ended, in words, and its tone: "good", "bad", or "" for no verdict."""
+    ex = profile.exit
+    if ex.oom_killed:
+        return "killed by the OOM killer", "bad"
+    if ex.signal is not None:
+        return f"killed by {ex.signal_name or f'signal {ex.signal}'}", "bad"
+    if ex.code is None:
+        return "in-process", ""
+    return f"exit {ex.code}", "good" if ex.code == 0 else "bad"
+
+
 def phase_rows(profile: Profile) -> list[PhaseRow]:
     """Phases in start order, each with its share of the wall time and its peak growth."""
     wall = profile.wall_seconds or 1.0

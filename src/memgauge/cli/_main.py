@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import shutil
+import stat
 import sys
 import time
 
@@ -214,11 +215,13 @@ def _cmd_run(argv: list[str]) -> int:
         if args.json == "":
             raise UsageError("--json needs a path (or use --no-json)")
         json_path = args.json or _default_profile_path(target.name)
-        check_writable(json_path, "profile")
+        _check_output(json_path, "profile")
     if args.html is not None:
         if not args.html:
             raise UsageError("--html needs a path")
-        check_writable(args.html, "HTML report")
+        if json_path is not None and _same_file(json_path, args.html):
+            raise UsageError("--json and --html name the same file")
+        _check_output(args.html, "HTML report")
     lines = "off" if args.no_lines else "lib" if args.lib else "on"
     options = RunOptions(interval=args.interval, cgroup=args.cgroup, lines=lines, alloc=args.alloc)
     profile = run_program(target, options)
@@ -228,7 +231,7 @@ def _cmd_run(argv: list[str]) -> int:
     saved_error: OutputError | None = None
     if json_path is not None:
         try:
-            profile.save(json_path)
+            _write_output(json_path, profile.to_json(), "profile")
         except OutputError as e:
             saved_error = _save_elsewhere(profile, target.name, e)
     html_error: OutputError | None = None
@@ -238,7 +241,9 @@ def _cmd_run(argv: list[str]) -> int:
         except OutputError as e:
             html_error = e
     if not args.quiet:
-        _show_report(profile, args.color, json_path if saved_error is None else None, args.html)
+        # name only the files that were written
+        shown_json = json_path if saved_error is None else None
+        _show_report(profile, args.color, shown_json, args.html if html_error is None else None)
     if saved_error is not None:
         raise saved_error
     if html_error is not None:
@@ -249,7 +254,52 @@ def _cmd_run(argv: list[str]) -> int:
 def _write_html(profile: Profile, path: str) -> None:
     from memgauge.render import HtmlRenderer
 
-    write_text_atomic(path, HtmlRenderer().render(profile), "HTML report")
+    _write_output(path, HtmlRenderer().render(profile), "HTML report")
+
+
+def _check_output(path: str, what: str) -> None:
+    """``check_writable``, but a FIFO, a terminal or ``/dev/stdout`` only has to be writable."""
+    if _is_special(path):
+        if not os.access(path, os.W_OK):
+            raise OutputError(f"cannot write {what} to {path}: permission denied")
+        return
+    check_writable(_through_link(path), what)
+
+
+def _write_output(path: str, text: str, what: str) -> None:
+    """Atomically (a temporary file renamed over ``path``), except into a FIFO, a terminal or
+    ``/dev/stdout``: the rename would replace the device or pipe with a regular file."""
+    if not _is_special(path):
+        write_text_atomic(_through_link(path), text, what)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise OutputError(f"cannot write {what} to {path}: {e.strerror or e}") from e
+
+
+def _is_special(path: str) -> bool:
+    """``path`` exists and is neither a regular file nor a directory (following symlinks)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _through_link(path: str) -> str:
+    """The file a symlink points to: a rename over the link would replace the link itself
+    (``-o /dev/stdout`` with stdout redirected to a file would replace ``/dev/stdout``)."""
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file: the same inode where both exist, else the same real path."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _default_profile_path(name: str) -> str:
@@ -310,27 +360,44 @@ def _load(path: str) -> Profile:
 def _emit(text: str, output: str | None) -> None:
     """The report to ``output`` (atomically) or to stdout."""
     if output:
-        write_text_atomic(output, text, "report")
+        _write_output(output, text, "report")
         _say(f"report: {output}\n")
         return
+    stream = sys.stdout
+    if stream is None:  # started with stdout closed
+        raise OutputError("cannot write the report to stdout: it is closed")
     try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:  # `memgauge view run.json | head`
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:  # `memgauge view run.json | head`: the reader has all it wanted
+        _drop_stdout()
+    except (OSError, ValueError) as e:  # a full disk, a closed descriptor
+        _drop_stdout()
+        reason = getattr(e, "strerror", None) or e
+        raise OutputError(f"cannot write the report to stdout: {reason}") from e
 
 
-def _report_target(args: argparse.Namespace) -> tuple[str | None, int, bool]:
-    """(format to print or None, terminal width, colors) from the shared report options."""
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null: the interpreter's flush at exit must not fail again (it would
+    print "Exception ignored" and turn the exit code into 120)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _report_target(args: argparse.Namespace, inputs: list[str]) -> tuple[str | None, int, bool]:
+    """(format to print or None, terminal width, colors) from the shared report options.
+    ``inputs`` are the profiles read: no output may overwrite one."""
     for name in ("output", "html"):
         value = getattr(args, name)
         if value is not None:
             if not value:
                 raise UsageError(f"--{name} needs a path")
-            check_writable(value, "report")
+            for path in inputs:
+                if _same_file(value, path):
+                    raise UsageError(f"--{name} {value} would overwrite the profile {path}")
+            _check_output(value, "report")
     fmt = args.format or (None if args.html and not args.output else "terminal")
-    if args.output and args.html and os.path.abspath(args.output) == os.path.abspath(args.html):
+    if args.output and args.html and _same_file(args.output, args.html):
         raise UsageError("--output and --html name the same file")
     if args.width is not None and not 40 <= args.width <= 1000:
         raise UsageError("--width must be between 40 and 1000")
@@ -344,12 +411,12 @@ def _report_target(args: argparse.Namespace) -> tuple[str | None, int, bool]:
 
 def _cmd_view(argv: list[str]) -> int:
     args = _view_parser().parse_args(argv)
-    fmt, width, color = _report_target(args)
+    fmt, width, color = _report_target(args, [args.profile])
     profile = _load(args.profile)
     from memgauge import render
 
     if args.html:
-        write_text_atomic(args.html, render.HtmlRenderer().render(profile), "HTML report")
+        _write_output(args.html, render.HtmlRenderer().render(profile), "HTML report")
         _say(f"report: {args.html}\n")
     if fmt is None:
         return 0
@@ -368,11 +435,13 @@ def _cmd_compare(argv: list[str]) -> int:
     args = _compare_parser().parse_args(argv)
     if len(args.profiles) < 2:
         raise UsageError("compare needs at least two profiles")
-    fmt, width, color = _report_target(args)
+    fmt, width, color = _report_target(args, args.profiles)
     if args.names is not None:
         names = [n.strip() for n in args.names.split(",")]
         if len(names) != len(args.profiles) or not all(names):
             raise UsageError(f"--names needs {len(args.profiles)} non-empty names, one per profile")
+        if len(set(names)) != len(names):
+            raise UsageError("--names must differ: the columns could not be told apart")
     else:
         names = _default_names(args.profiles)
     profiles = [_load(path) for path in args.profiles]
@@ -381,7 +450,7 @@ def _cmd_compare(argv: list[str]) -> int:
 
     comparison = compare(profiles, names, max_lines=args.lines)
     if args.html:
-        write_text_atomic(args.html, render.HtmlComparisonRenderer().render(comparison), "HTML report")
+        _write_output(args.html, render.HtmlComparisonRenderer().render(comparison), "HTML report")
         _say(f"report: {args.html}\n")
     if fmt is None:
         return 0

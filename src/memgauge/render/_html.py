@@ -13,7 +13,7 @@ from typing import Any
 
 from memgauge._profile import UNBOUNDED_NOTE, PhaseRecord, Profile
 from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import advise, phase_rows, rollup, short_path, top_lines, top_processes
+from memgauge.analysis import advise, exit_text, phase_rows, rollup, short_path, top_lines, top_processes
 from memgauge.render._html_page import (
     Cell,
     code,
@@ -34,18 +34,8 @@ _MAX_SHADED = 200  # phase spans shaded on the memory chart
 _MAX_PHASE_ROWS = 150
 _MAX_PROCESS_ROWS = 30
 _MAX_IMPORT_ROWS = 30
-
-
-def exit_text(profile: Profile) -> tuple[str, str]:
-    """(words, css class) for how the program ended."""
-    ex = profile.exit
-    if ex.oom_killed:
-        return "killed by the OOM killer", "bad"
-    if ex.signal is not None:
-        return f"killed by {ex.signal_name}", "bad"
-    if ex.code is None:
-        return "in-process", ""
-    return f"exit {ex.code}", "good" if ex.code == 0 else "bad"
+# the sampled sum counts a page shared by two processes twice, so it may run above the cgroup
+_TREE_LABEL = "sum of processes (shared pages in each)"
 
 
 def peak_bound(profile: Profile) -> str:
@@ -507,7 +497,7 @@ class HtmlRenderer:
         if tl.cgroup_bytes:
             series.append({"label": "cgroup (page cache included)", "start": 0, "values": tl.cgroup_bytes})
         if tl.tree_resident_bytes:
-            series.append({"label": "process tree", "start": 0, "values": tl.tree_resident_bytes})
+            series.append({"label": _TREE_LABEL, "start": 0, "values": tl.tree_resident_bytes})
         if len(tl.processes) > 1:
             peaks: dict[int, int] = defaultdict(int)
             for s in tl.processes:

@@ -49,7 +49,9 @@ def _cells(row: ComparisonRow) -> list[Cell]:
 
 
 def _grouped(rows: list[tuple[str, ComparisonRow]]) -> dict[str, Any]:
-    return {"labels": [label for label, _ in rows], "values": [list(r.values) for _, r in rows]}
+    """Bar groups for the page script; a figure no profile has (no --alloc) gets no group."""
+    kept = [(label, r) for label, r in rows if any(v is not None for v in r.values)]
+    return {"labels": [label for label, _ in kept], "values": [list(r.values) for _, r in kept]}
 
 
 class HtmlComparisonRenderer:

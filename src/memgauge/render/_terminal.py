@@ -11,18 +11,12 @@ from rich.text import Text
 
 from memgauge._profile import UNBOUNDED_NOTE, Profile
 from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import phase_rows, short_path, sparkline, top_lines, top_processes
+from memgauge.analysis import exit_text, phase_rows, short_path, sparkline, top_lines, top_processes
 
 
 def _exit_text(profile: Profile) -> Text:
-    ex = profile.exit
-    if ex.oom_killed:
-        return Text("killed by the OOM killer", style="bold red")
-    if ex.signal is not None:
-        return Text(f"killed by {ex.signal_name}", style="bold red")
-    if ex.code is None:
-        return Text("in-process")
-    return Text(f"exit {ex.code}", style="green" if ex.code == 0 else "bold red")
+    words, tone = exit_text(profile)
+    return Text(words, style={"good": "green", "bad": "bold red"}.get(tone, ""))
 
 
 class TerminalRenderer:
@@ -208,7 +202,7 @@ class TerminalRenderer:
             if column.header == "line":
                 width = min(width, 48)
             column.min_width = column.max_width = width
-            used += width + 1
+            used += width + 2  # and the gap after it: one character of padding on either side
         for column in table.columns:
             if column.header == "source":
                 column.max_width = max(8, self.width - used)

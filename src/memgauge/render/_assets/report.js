@@ -86,7 +86,7 @@
     var datasets = d.series.map(function (s, i) {
       var pts = new Array(s.values.length);
       for (var j = 0; j < s.values.length; j++) pts[j] = { x: d.t[s.start + j], y: s.values[j] };
-      var main = s.start === 0 && (s.label.indexOf("cgroup") === 0 || s.label === "process tree");
+      var main = s.start === 0 && (s.label.indexOf("cgroup") === 0 || s.label.indexOf("sum of processes") === 0);
       return { label: s.label, data: pts, borderColor: PALETTE[i % PALETTE.length],
                backgroundColor: main ? "rgba(124,58,237,0.10)" : "transparent", fill: main && i === 0,
                borderWidth: main ? 2 : 1.2 };
@@ -138,7 +138,11 @@
   function barChart(id, labels, datasets, valueFmt, horizontal) {
     var el = document.getElementById(id);
     if (!el || !labels.length) return;
-    var axis = { beginAtZero: true, ticks: { callback: function (v) { return valueFmt(v); } } };
+    var top = 0;
+    datasets.forEach(function (d) { d.data.forEach(function (v) { if (v > top) top = v; }); });
+    var axis = valueFmt === fmtBytes ? byteAxis("", top)
+             : { beginAtZero: true, ticks: { callback: function (v) { return valueFmt(v); } } };
+    delete axis.afterFit;
     new Chart(el, {
       type: "bar",
       data: { labels: labels, datasets: datasets },
