@@ -6,7 +6,7 @@ import io
 import shlex
 
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from memgauge._profile import UNBOUNDED_NOTE, Profile
@@ -17,6 +17,22 @@ from memgauge.analysis import exit_text, phase_rows, short_path, sparkline, top_
 def _exit_text(profile: Profile) -> Text:
     words, tone = exit_text(profile)
     return Text(words, style={"good": "green", "bad": "bold red"}.get(tone, ""))
+
+
+def _cut_left(where: str, width: int) -> str:
+    """``path:line function`` in ``width`` characters: the path loses its start first, then the
+    function goes; the line number stays."""
+    head, _, function = where.partition(" ")
+    path, colon, line = head.rpartition(":")
+    if not colon or not line.isdigit():
+        return "…" + where[len(where) - width + 1 :]
+    tail = f":{line} {function}" if function else f":{line}"
+    if function and width - len(tail) < 5:
+        tail = f":{line}"
+    if len(path) + len(tail) <= width:
+        return path + tail
+    room = max(1, width - len(tail) - 1)
+    return "…" + path[len(path) - room :] + tail
 
 
 class TerminalRenderer:
@@ -108,7 +124,8 @@ class TerminalRenderer:
             ("peak", "right"),
             ("growth", "right"),
         ):
-            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+            # figures never wrap (a "≥" alone on a line); a long phase name is cut instead
+            table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis")  # type: ignore[arg-type]
         for row in rows:
             ph = row.phase
             peak = format_bytes(ph.peak_resident_bytes) + ("" if ph.peak_exact else " ≥")
@@ -122,6 +139,11 @@ class TerminalRenderer:
                 peak,
                 format_bytes(row.growth_bytes, signed=True),
             )
+        used = 0
+        for column in table.columns[1:]:  # the figures keep their width; the name is cut
+            column.min_width = max([len(str(column.header)), *(len(str(c)) for c in column.cells)])
+            used += column.min_width + 2
+        table.columns[0].max_width = max(8, self.width - used)
         console.print(table)
 
     def _processes(self, console: Console, p: Profile) -> None:
@@ -192,17 +214,33 @@ class TerminalRenderer:
         table.add_row(*cells)
 
     def _fit(self, table: Table) -> Table:
-        """Every column as wide as its content (a location at most 48 characters); the source
-        gets what is left of the width and is cut."""
+        """Every figure column as wide as its content; the location at most 48 characters, and
+        less on a narrow terminal, cut from the left so that its file name and line number stay;
+        the source gets what is left of the width and is cut."""
         used = 0
+        location: Column | None = None
         for column in table.columns:
-            if column.header == "source":
+            if column.header == "line":
+                location = column
+            if column.header in ("source", "line"):
                 continue
             width = max([len(str(column.header)), *(len(str(c)) for c in column.cells)])
-            if column.header == "line":
-                width = min(width, 48)
             column.min_width = column.max_width = width
             used += width + 2  # and the gap after it: one character of padding on either side
+        if location is not None:
+            longest = max([4, *(len(str(c)) for c in location.cells)])
+            room = self.width - used - 2
+            if room - 14 < 16:
+                # too narrow for the source too: the location matters more
+                table.columns[:] = [c for c in table.columns if c.header != "source"]
+                width = min(longest, 48, max(12, room))
+            else:
+                width = min(longest, 48, room - 14)
+            for cell in location.cells:
+                if isinstance(cell, Text) and len(cell.plain) > width:
+                    cell.plain = _cut_left(cell.plain, width)
+            location.min_width = location.max_width = width
+            used += width + 2
         for column in table.columns:
             if column.header == "source":
                 column.max_width = max(8, self.width - used)
@@ -226,15 +264,31 @@ class TerminalRenderer:
             self._row(table, p, [format_bytes(a.bytes)], a.pid, a.file, a.line, a.source)
         console.print(self._fit(table))
         for r in p.reconciliation:
-            head = (
+            terms = [
                 f"  {'[' + str(r.pid) + '] ' if len(p.processes) > 1 else ''}process peak "
-                f"{format_bytes(r.resident_peak_bytes)} = baseline {format_bytes(r.baseline_bytes)} "
-                f"+ allocations {format_bytes(r.allocation_peak_bytes)}"
-            )
-            tail = f"- never written {format_bytes(r.untouched_bytes)} + other {format_bytes(r.other_bytes)}"
-            # too long for one line: the second goes under the '=', never a unit cut from its number
-            joint = " " if len(head) + 1 + len(tail) <= self.width else "\n" + " " * head.index("=")
-            console.print(Text(head + joint + tail), overflow="fold")
+                f"{format_bytes(r.resident_peak_bytes)}",
+                f"= baseline {format_bytes(r.baseline_bytes)}",
+                f"+ allocations {format_bytes(r.allocation_peak_bytes)}",
+                f"- never written {format_bytes(r.untouched_bytes)}",
+                f"+ other {format_bytes(r.other_bytes)}",
+            ]
+            # too long for one line: the next lines start under the '=', and a term (a number and
+            # its unit) is never split
+            indent = " " * min(len(terms[0]) + 1, 8) if len(terms[0]) + 1 > self.width // 2 else ""
+            indent = indent or " " * (len(terms[0]) + 1)
+            halves = [" ".join(terms[:3]), indent + " ".join(terms[3:])]
+            if len(" ".join(terms)) <= self.width:
+                lines = [" ".join(terms)]
+            elif max(map(len, halves)) <= self.width:
+                lines = halves
+            else:
+                lines = [terms[0]]
+                for term in terms[1:]:
+                    if len(lines[-1]) + 1 + len(term) <= self.width:
+                        lines[-1] += " " + term
+                    else:
+                        lines.append(indent + term)
+            console.print(Text("\n".join(lines)), overflow="fold")
             for note in r.notes:
                 console.print(Text(f"    {note}", style="dim"))
 
