@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -39,3 +40,48 @@ def check_writable(path: str, what: str = "file") -> None:
         raise OutputError(f"cannot write {what} to {path}: no directory {parent}")
     if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise OutputError(f"cannot write {what} to {path}: permission denied")
+
+
+def check_output(path: str, what: str) -> None:
+    """``check_writable``, but a FIFO, a terminal or ``/dev/stdout`` only has to be writable."""
+    if _is_special(path):
+        if not os.access(path, os.W_OK):
+            raise OutputError(f"cannot write {what} to {path}: permission denied")
+        return
+    check_writable(_through_link(path), what)
+
+
+def write_output(path: str, text: str, what: str) -> None:
+    """Atomically (a temporary file renamed over ``path``), except into a FIFO, a terminal or
+    ``/dev/stdout``: the rename would replace the device or pipe with a regular file."""
+    if not _is_special(path):
+        write_text_atomic(_through_link(path), text, what)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise OutputError(f"cannot write {what} to {path}: {e.strerror or e}") from e
+
+
+def _is_special(path: str) -> bool:
+    """``path`` exists and is neither a regular file nor a directory (following symlinks)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _through_link(path: str) -> str:
+    """The file a symlink points to: a rename over the link would replace the link itself
+    (``-o /dev/stdout`` with stdout redirected to a file would replace ``/dev/stdout``)."""
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file: the same inode where both exist, else the same real path."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return os.path.realpath(a) == os.path.realpath(b)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memgauge._errors import ProfileFormatError
-from memgauge._files import write_text_atomic
+from memgauge._files import write_output
 
 SCHEMA_VERSION = 2
 # versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty
@@ -257,7 +257,8 @@ class Profile:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the profile as JSON, atomically: a crash never leaves half a file."""
-        return write_text_atomic(path, self.to_json(), "profile")
+        write_output(os.fspath(path), self.to_json(), "profile")
+        return Path(path)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Profile:

@@ -3,7 +3,8 @@
 Commands: ``run`` (measure a program), ``view`` (report an existing profile), ``compare``
 (profiles side by side). ``view`` and ``compare`` exit 0 when the report was written.
 
-Exit codes (also in README.md and docs/cli.md):
+Exit codes (also in README.md, whose table a test keeps in step with this one):
+  0                  ``view`` / ``compare``: the report was written
   the program's own  ``memgauge run`` exits with the measured program's exit code
   128 + N            the program was killed by signal N (as shells report it)
   64                 usage error: bad option, nothing to run
@@ -11,7 +12,8 @@ Exit codes (also in README.md and docs/cli.md):
   66                 the script, module or profile file does not exist
   69                 a requested limit cannot be enforced on this host
   70                 internal error in memgauge
-  73                 an output file cannot be written (the profile is saved elsewhere, see message)
+  73                 an output file or stdout cannot be written (a profile is saved elsewhere, see
+                     the message); a reader that closes the pipe early (`| head`) is not an error
   126 / 127          the command cannot be executed / is not found
   130                interrupted (Ctrl-C) while memgauge itself was working
 """
@@ -23,7 +25,6 @@ import contextlib
 import json
 import os
 import shutil
-import stat
 import sys
 import time
 
@@ -35,7 +36,7 @@ from memgauge._errors import (
     TargetNotFoundError,
     UsageError,
 )
-from memgauge._files import check_writable, write_text_atomic
+from memgauge._files import check_output, same_file, write_output
 from memgauge._version import __version__
 
 TYPE_CHECKING = False
@@ -215,13 +216,13 @@ def _cmd_run(argv: list[str]) -> int:
         if args.json == "":
             raise UsageError("--json needs a path (or use --no-json)")
         json_path = args.json or _default_profile_path(target.name)
-        _check_output(json_path, "profile")
+        check_output(json_path, "profile")
     if args.html is not None:
         if not args.html:
             raise UsageError("--html needs a path")
-        if json_path is not None and _same_file(json_path, args.html):
+        if json_path is not None and same_file(json_path, args.html):
             raise UsageError("--json and --html name the same file")
-        _check_output(args.html, "HTML report")
+        check_output(args.html, "HTML report")
     lines = "off" if args.no_lines else "lib" if args.lib else "on"
     options = RunOptions(interval=args.interval, cgroup=args.cgroup, lines=lines, alloc=args.alloc)
     profile = run_program(target, options)
@@ -231,7 +232,7 @@ def _cmd_run(argv: list[str]) -> int:
     saved_error: OutputError | None = None
     if json_path is not None:
         try:
-            _write_output(json_path, profile.to_json(), "profile")
+            profile.save(json_path)
         except OutputError as e:
             saved_error = _save_elsewhere(profile, target.name, e)
     html_error: OutputError | None = None
@@ -254,52 +255,7 @@ def _cmd_run(argv: list[str]) -> int:
 def _write_html(profile: Profile, path: str) -> None:
     from memgauge.render import HtmlRenderer
 
-    _write_output(path, HtmlRenderer().render(profile), "HTML report")
-
-
-def _check_output(path: str, what: str) -> None:
-    """``check_writable``, but a FIFO, a terminal or ``/dev/stdout`` only has to be writable."""
-    if _is_special(path):
-        if not os.access(path, os.W_OK):
-            raise OutputError(f"cannot write {what} to {path}: permission denied")
-        return
-    check_writable(_through_link(path), what)
-
-
-def _write_output(path: str, text: str, what: str) -> None:
-    """Atomically (a temporary file renamed over ``path``), except into a FIFO, a terminal or
-    ``/dev/stdout``: the rename would replace the device or pipe with a regular file."""
-    if not _is_special(path):
-        write_text_atomic(_through_link(path), text, what)
-        return
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as e:
-        raise OutputError(f"cannot write {what} to {path}: {e.strerror or e}") from e
-
-
-def _is_special(path: str) -> bool:
-    """``path`` exists and is neither a regular file nor a directory (following symlinks)."""
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return False
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
-
-
-def _through_link(path: str) -> str:
-    """The file a symlink points to: a rename over the link would replace the link itself
-    (``-o /dev/stdout`` with stdout redirected to a file would replace ``/dev/stdout``)."""
-    return os.path.realpath(path) if os.path.islink(path) else path
-
-
-def _same_file(a: str, b: str) -> bool:
-    """Whether two paths name one file: the same inode where both exist, else the same real path."""
-    try:
-        return os.path.samefile(a, b)
-    except (OSError, ValueError):
-        return os.path.realpath(a) == os.path.realpath(b)
+    write_output(path, HtmlRenderer().render(profile), "HTML report")
 
 
 def _default_profile_path(name: str) -> str:
@@ -360,7 +316,7 @@ def _load(path: str) -> Profile:
 def _emit(text: str, output: str | None) -> None:
     """The report to ``output`` (atomically) or to stdout."""
     if output:
-        _write_output(output, text, "report")
+        write_output(output, text, "report")
         _say(f"report: {output}\n")
         return
     stream = sys.stdout
@@ -393,11 +349,11 @@ def _report_target(args: argparse.Namespace, inputs: list[str]) -> tuple[str | N
             if not value:
                 raise UsageError(f"--{name} needs a path")
             for path in inputs:
-                if _same_file(value, path):
+                if same_file(value, path):
                     raise UsageError(f"--{name} {value} would overwrite the profile {path}")
-            _check_output(value, "report")
+            check_output(value, "report")
     fmt = args.format or (None if args.html and not args.output else "terminal")
-    if args.output and args.html and _same_file(args.output, args.html):
+    if args.output and args.html and same_file(args.output, args.html):
         raise UsageError("--output and --html name the same file")
     if args.width is not None and not 40 <= args.width <= 1000:
         raise UsageError("--width must be between 40 and 1000")
@@ -416,7 +372,7 @@ def _cmd_view(argv: list[str]) -> int:
     from memgauge import render
 
     if args.html:
-        _write_output(args.html, render.HtmlRenderer().render(profile), "HTML report")
+        write_output(args.html, render.HtmlRenderer().render(profile), "HTML report")
         _say(f"report: {args.html}\n")
     if fmt is None:
         return 0
@@ -427,7 +383,8 @@ def _cmd_view(argv: list[str]) -> int:
         renderer = render.JsonRenderer()
     else:
         renderer = render.TerminalRenderer(width=width, color=color, max_lines=args.lines)
-    _emit(renderer.render(profile), args.output)
+    text = renderer.render(profile)
+    _emit(text if text.endswith("\n") else text + "\n", args.output)
     return 0
 
 
@@ -450,7 +407,7 @@ def _cmd_compare(argv: list[str]) -> int:
 
     comparison = compare(profiles, names, max_lines=args.lines)
     if args.html:
-        _write_output(args.html, render.HtmlComparisonRenderer().render(comparison), "HTML report")
+        write_output(args.html, render.HtmlComparisonRenderer().render(comparison), "HTML report")
         _say(f"report: {args.html}\n")
     if fmt is None:
         return 0
