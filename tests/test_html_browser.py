@@ -175,6 +175,10 @@ def test_real_report_draws_every_chart_offline(
     first_row = opened.page.inner_text("#peak tbody tr:first-child")
     assert "block = np.ones(800 * MIB // 8)" in first_row
     assert f"lines_spike.py:{marker(PROGRAMS / 'lines_spike.py', 'spike')}" in first_row
+    # the freed spike is advised on, with its figures beside it
+    advice = opened.page.inner_text("#advice [data-kind=temporaries]")
+    assert f"lines_spike.py:{marker(PROGRAMS / 'lines_spike.py', 'spike')}" in advice
+    assert "held at the peak" in advice
     png = html.with_suffix(".png")
     opened.page.screenshot(path=str(png), full_page=True)
     assert png.stat().st_size > 50_000  # a page of charts and tables, not a blank one

@@ -8,7 +8,9 @@ the tables next to it. Thresholds are deliberately high: a report that always ad
 - ``imports``: imports grew a process by at least half its peak (and 32 MiB), or took at least 30%
   of the wall time (and 0.5 s).
 - ``temporaries``: a line holding at least 20% (and 32 MiB) of its process's peak kept less than
-  half of that once it had run: it built temporaries and released them itself.
+  half of that once it had run (it built temporaries and released them itself), or the process
+  released at least half of it after its peak and stayed that much lower (the median of its later
+  samples, the last one left out: it may be the interpreter's teardown).
 - ``waiting``: a user line waited at least 25% of the wall time while the run used less than half
   a core on average.
 """
@@ -161,32 +163,55 @@ def _imports(profile: Profile) -> list[tuple[float, Advice]]:
     return out
 
 
+def _after_peak(profile: Profile, pid: int) -> tuple[int, int] | None:
+    """(highest sample, median of the samples after it) of process ``pid``'s resident series, or
+    None with fewer than 3 samples after the highest. The last sample is left out: it may fall
+    in the interpreter's teardown, which frees what the program held to the end."""
+    values = next((s.resident_bytes for s in profile.timeline.processes if s.pid == pid), None)
+    if not values:
+        return None
+    top = max(range(len(values)), key=values.__getitem__)
+    after = sorted(values[top + 1 : -1])
+    if len(after) < 3:
+        return None
+    return values[top], after[len(after) // 2]
+
+
 def _temporaries(profile: Profile, cwd: str | None) -> list[tuple[float, Advice]]:
     growth: dict[tuple[int, str, int], int] = defaultdict(int)
     for s in profile.lines:
         growth[(s.pid, s.file, s.line)] += s.resident_growth_bytes
     out: list[tuple[float, Advice]] = []
     for a in _held_by_line(profile):
-        key = (a.pid, a.file, a.line)
-        if not a.line or key not in growth:
-            continue
         peak = _peak_of(profile, a.pid)
-        kept = max(0, growth[key])
-        if a.bytes < 32 * MIB or a.bytes < 0.2 * peak or kept >= 0.5 * a.bytes:
+        if not a.line or a.bytes < 32 * MIB or a.bytes < 0.2 * peak:
             continue
-        released = a.bytes - kept
-        title = f"{format_bytes(released)} of temporaries at the peak line, released once it ran"
+        key = (a.pid, a.file, a.line)
+        kept = max(0, growth[key]) if key in growth else None
+        settled = _after_peak(profile, a.pid)
+        evidence = [Evidence("held at the peak", format_bytes(a.bytes))]
+        if kept is not None and kept < 0.5 * a.bytes:
+            # the line released it itself, while it ran
+            released = a.bytes - kept
+            evidence.append(Evidence("kept after the line ran", format_bytes(kept)))
+        elif settled is not None and settled[0] - settled[1] >= 0.5 * a.bytes:
+            # released soon after, for good: the process stayed that much lower for most of the
+            # rest of its life (the median of its later samples)
+            released = min(a.bytes, settled[0] - settled[1])
+            evidence += [
+                Evidence("process resident at its highest sample", format_bytes(settled[0])),
+                Evidence("after it (median of the later samples)", format_bytes(settled[1])),
+            ]
+        else:
+            continue
+        evidence.append(Evidence("process peak", format_bytes(peak)))
+        title = f"{format_bytes(released)} of temporaries at the peak line, released soon after"
         detail = (
-            "This line held far more at the peak than it kept: intermediate arrays or copies. "
-            "Work in chunks, reuse buffers (in-place operations, out= arguments), or free inputs "
-            f"before building outputs; the peak would drop by up to {format_bytes(released)}."
+            "What this line held at the peak did not last: intermediate arrays or copies. Work in "
+            "chunks, reuse buffers (in-place operations, out= arguments), or free inputs before "
+            f"building outputs; the peak would drop by up to {format_bytes(released)}."
         )
-        evidence = (
-            Evidence("held at the peak", format_bytes(a.bytes)),
-            Evidence("kept after the line ran", format_bytes(kept)),
-            Evidence("process peak", format_bytes(peak)),
-        )
-        out.append((released, Advice("temporaries", title, detail, evidence, _where(a, cwd))))
+        out.append((released, Advice("temporaries", title, detail, tuple(evidence), _where(a, cwd))))
     return out
 
 

@@ -1,0 +1,139 @@
+"""Per-function and per-file rollups (``memgauge.analysis.rollup``): exact sums over a hand-built
+profile. Times are binary fractions, so the sums are exact."""
+
+from __future__ import annotations
+
+import pytest
+
+from memgauge._profile import Attribution, CpuTimes, ExitStatus, LineStats, Peak, Profile
+from memgauge.analysis import Rollup, rollup
+
+MIB = 1 << 20
+A = "/proj/a.py"
+B = "/proj/b.py"
+
+
+def ran(
+    pid: int,
+    file: str,
+    line: int,
+    function: str,
+    *,
+    py: float = 0.0,
+    native: float = 0.0,
+    wait: float = 0.0,
+    growth: int = 0,
+) -> LineStats:
+    return LineStats(
+        pid=pid,
+        file=file,
+        line=line,
+        function=function,
+        cpu_python_seconds=py,
+        cpu_native_seconds=native,
+        wait_seconds=wait,
+        resident_growth_bytes=growth,
+        samples=1,
+    )
+
+
+def held(pid: int, file: str, line: int, function: str, size: int) -> Attribution:
+    return Attribution(pid=pid, file=file, line=line, function=function, bytes=size)
+
+
+def make_profile(lines: list[LineStats], attribution: list[Attribution]) -> Profile:
+    return Profile(
+        command=["python", "a.py"],
+        exit=ExitStatus(code=0),
+        wall_seconds=10.0,
+        cpu=CpuTimes(),
+        peak=Peak(resident_bytes=1000 * MIB, attribution=attribution),
+        lines=lines,
+    )
+
+
+def pool_profile() -> Profile:
+    """``load`` in a.py runs in two processes (a pool), on lines 10 and 11, and holds the peak on
+    lines 10 and 12 (12 was never sampled: it has no line statistics); b.py has a ``load`` of its
+    own and a ``helper``; a.py has a ``save``."""
+    return make_profile(
+        lines=[
+            ran(1, A, 10, "load", py=1.0, native=0.5, growth=100 * MIB),
+            ran(1, A, 11, "load", py=0.5, wait=1.0, growth=-20 * MIB),
+            ran(2, A, 10, "load", py=2.0, wait=0.5, growth=50 * MIB),
+            ran(1, A, 30, "save", py=0.25, wait=0.125),
+            ran(1, B, 5, "load", py=0.125, growth=5 * MIB),
+            ran(2, B, 8, "helper", native=3.0),
+        ],
+        attribution=[
+            held(1, A, 10, "load", 300 * MIB),
+            held(2, A, 10, "load", 200 * MIB),
+            held(1, A, 12, "load", 40 * MIB),
+            held(1, B, 5, "load", 10 * MIB),
+        ],
+    )
+
+
+def test_by_function_sums_a_functions_lines_over_processes() -> None:
+    assert rollup(pool_profile()) == [
+        Rollup(A, "load", 3.5, 0.5, 1.5, 130 * MIB, 540 * MIB, lines=3),  # lines 10, 11, 12
+        Rollup(B, "helper", 0.0, 3.0, 0.0, 0, 0, lines=1),
+        Rollup(A, "save", 0.25, 0.0, 0.125, 0, 0, lines=1),
+        Rollup(B, "load", 0.125, 0.0, 0.0, 5 * MIB, 10 * MIB, lines=1),
+    ]
+
+
+def test_by_file_folds_functions() -> None:
+    assert rollup(pool_profile(), by="file") == [
+        Rollup(A, "", 3.75, 0.5, 1.625, 130 * MIB, 540 * MIB, lines=4),  # lines 10, 11, 12, 30
+        Rollup(B, "", 0.125, 3.0, 0.0, 5 * MIB, 10 * MIB, lines=2),
+    ]
+
+
+def test_default_is_by_function() -> None:
+    assert rollup(pool_profile()) == rollup(pool_profile(), by="function")
+
+
+def test_times_add_up() -> None:
+    top = rollup(pool_profile())[0]
+    assert top.cpu_seconds == 4.0
+    assert top.total_seconds == 5.5
+
+
+def test_the_totals_are_the_profiles() -> None:
+    p = pool_profile()
+    for by in ("function", "file"):
+        rows = rollup(p, by)
+        assert sum(r.total_seconds for r in rows) == 9.0
+        assert sum(r.total_seconds for r in rows) == sum(
+            s.cpu_python_seconds + s.cpu_native_seconds + s.wait_seconds for s in p.lines
+        )
+        assert sum(r.resident_growth_bytes for r in rows) == sum(s.resident_growth_bytes for s in p.lines)
+        assert sum(r.peak_bytes for r in rows) == sum(a.bytes for a in p.peak.attribution)
+
+
+def test_equal_times_are_ordered_by_peak_then_by_name() -> None:
+    p = make_profile(
+        lines=[ran(1, B, 1, "z", py=1.0), ran(1, A, 1, "y", py=1.0), ran(1, A, 2, "x", py=1.0)],
+        attribution=[held(1, A, 9, "w", 5 * MIB), held(1, B, 1, "z", 1 * MIB)],
+    )
+    assert [(r.file, r.function) for r in rollup(p)] == [(B, "z"), (A, "x"), (A, "y"), (A, "w")]
+    assert [r.file for r in rollup(p, by="file")] == [A, B]  # 2 s against 1 s
+
+
+def test_a_function_only_seen_holding_the_peak_has_a_row() -> None:
+    p = make_profile(
+        lines=[], attribution=[held(3, A, 7, "build", 64 * MIB), held(4, A, 7, "build", 64 * MIB)]
+    )
+    assert rollup(p) == [Rollup(A, "build", 0.0, 0.0, 0.0, 0, 128 * MIB, lines=1)]
+
+
+def test_an_empty_profile_has_no_rows() -> None:
+    assert rollup(make_profile([], [])) == []
+    assert rollup(make_profile([], []), by="file") == []
+
+
+@pytest.mark.parametrize("by", ["line", "", "Function", "files"])
+def test_rollup_by_anything_else_is_an_error(by: str) -> None:
+    with pytest.raises(ValueError, match=r"rollup by 'function' or 'file', not"):
+        rollup(pool_profile(), by=by)
