@@ -85,7 +85,13 @@ def test_streams_stdin_argv_cwd_and_exit_code_pass_through(tmp_path: Path) -> No
     assert r.stderr.startswith(direct.stderr)
     assert "resident peak" in r.stderr and "resident peak" not in r.stdout
     assert r.profile is not None
-    assert r.profile["exit"] == {"code": 3, "signal": None, "signal_name": None, "oom_killed": False}
+    assert r.profile["exit"] == {
+        "code": 3,
+        "signal": None,
+        "signal_name": None,
+        "oom_killed": False,
+        "stopped_by": None,
+    }
 
 
 def test_module_target_runs_like_python_dash_m(tmp_path: Path) -> None:

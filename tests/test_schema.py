@@ -198,7 +198,13 @@ def test_memgauge_run_profile_matches_schema(
     else:
         assert data["timeline"]["cgroup_bytes"] is not None
         assert data["peak"]["method"].startswith("cgroup-") and data["peak"]["includes_page_cache"]
-    assert data["exit"] == {"code": 0, "signal": None, "signal_name": None, "oom_killed": False}
+    assert data["exit"] == {
+        "code": 0,
+        "signal": None,
+        "signal_name": None,
+        "oom_killed": False,
+        "stopped_by": None,
+    }
     names = [(p["name"], p["depth"]) for p in data["phases"]]
     assert names == [("load", 0), ("parse", 1), ("fit", 0)]
     load, parse, fit = data["phases"]
@@ -232,7 +238,13 @@ def test_inprocess_profile_matches_schema(
     validator.validate(data)
     assert data["environment"]["mode"] == "in-process"
     assert "measurement" not in data["environment"]
-    assert data["exit"] == {"code": None, "signal": None, "signal_name": None, "oom_killed": False}
+    assert data["exit"] == {
+        "code": None,
+        "signal": None,
+        "signal_name": None,
+        "oom_killed": False,
+        "stopped_by": None,
+    }
     assert [p["pid"] for p in data["processes"]] == [os.getpid()]
     assert [(p["name"], p["parent"]) for p in data["phases"]] == [("outer", None), ("inner", 0)]
     check_timeline(data)
@@ -332,6 +344,24 @@ def test_reader_and_schema_reject(
         Profile.from_dict(bad)
     assert err.value.exit_code == 65
     assert not validator.is_valid(bad)
+
+
+def test_older_versions_read_without_their_missing_parts(cli_profile: Path) -> None:
+    v3 = json.loads(cli_profile.read_text())
+    v2 = copy.deepcopy(v3)
+    v2["schema_version"] = 2
+    del v2["exit"]["stopped_by"]
+    old = Profile.from_dict(v2)
+    assert old.exit.stopped_by is None and old.schema_version == SCHEMA_VERSION
+    assert old.peak.resident_bytes == v3["peak"]["resident_bytes"] and old.lines
+    v1 = copy.deepcopy(v2)
+    v1["schema_version"] = 1
+    for key in ("lines", "imports", "leaks", "allocation_peak", "reconciliation"):
+        del v1[key]
+    del v1["peak"]["attribution"]
+    oldest = Profile.from_dict(v1)
+    assert oldest.lines == [] and oldest.peak.attribution == [] and oldest.allocation_peak is None
+    assert oldest.phases == old.phases
 
 
 def test_reader_rejects_unknown_version_with_its_number(cli_profile: Path) -> None:

@@ -9,6 +9,7 @@ only read one. Plain data only (numbers, strings, lists), so ``to_dict`` is ``js
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -17,9 +18,10 @@ from typing import Any
 from memgauge._errors import ProfileFormatError
 from memgauge._files import write_output
 
-SCHEMA_VERSION = 2
-# versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+# versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty, a
+# v2 one (before enforced limits) without exit.stopped_by
+READABLE_VERSIONS = (1, 2, 3)
 # in peak.notes when sampling missed part of the tree, so error_bound_bytes bounds nothing
 UNBOUNDED_NOTE = "some processes were seen in a sampled sum but have no record: the error bound is unknown"
 
@@ -46,12 +48,14 @@ __all__ = [
 
 @dataclass
 class ExitStatus:
-    """How the measured program ended. ``code`` is None when it died by a signal."""
+    """How the measured program ended. ``code`` is None when it died by a signal. ``stopped_by``
+    says why memgauge stopped it (an enforced limit), None when it did not."""
 
     code: int | None = None
     signal: int | None = None
     signal_name: str | None = None
     oom_killed: bool = False
+    stopped_by: str | None = None
 
 
 @dataclass
@@ -285,7 +289,7 @@ class Profile:
             return cls(
                 command=list(data["command"]),
                 exit=ExitStatus(**data["exit"]),
-                wall_seconds=float(data["wall_seconds"]),
+                wall_seconds=_finite(data["wall_seconds"]),
                 cpu=CpuTimes(**data["cpu"]),
                 peak=Peak(**peak),
                 processes=[ProcessRecord(**p) for p in data.get("processes", [])],
@@ -307,10 +311,24 @@ class Profile:
     @classmethod
     def from_json(cls, text: str) -> Profile:
         try:
-            data = json.loads(text)
+            # NaN and Infinity are not JSON (to_json never writes them); Python's reader takes
+            # them, and every report would then fail on them as an internal error
+            data = json.loads(text, parse_constant=_not_a_number)
         except json.JSONDecodeError as e:
             raise ProfileFormatError(f"profile is not valid JSON: {e}") from e
         return cls.from_dict(data)
+
+
+def _finite(value: Any) -> float:
+    # float() takes "nan" and "inf" too
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{value!r} is not a finite number")
+    return number
+
+
+def _not_a_number(name: str) -> Any:
+    raise ProfileFormatError(f"profile is not valid JSON: {name} is not a number in JSON")
 
 
 def load_profile(path: str | os.PathLike[str]) -> Profile:

@@ -20,6 +20,8 @@ def format_bytes(n: float, *, signed: bool = False) -> str:
 
 
 def format_seconds(s: float) -> str:
+    if s < 0:  # a span whose clock ran backwards: "-500 ms", not "-500000 µs"
+        return "-" + format_seconds(-s)
     if s < 1e-3:
         return f"{s * 1e6:.0f} µs"
     if s < 1:

@@ -5,7 +5,15 @@ from memgauge.analysis._compare import Comparison, ComparisonRow, LineComparison
 from memgauge.analysis._leaks import LeakFit, leak_suspects
 from memgauge.analysis._lines import LineRow, short_path, top_lines
 from memgauge.analysis._rollups import Rollup, rollup
-from memgauge.analysis._summary import PhaseRow, exit_text, phase_rows, sparkline, top_processes
+from memgauge.analysis._summary import (
+    PhaseRow,
+    PhaseTotal,
+    exit_text,
+    phase_rows,
+    phase_totals,
+    sparkline,
+    top_processes,
+)
 
 __all__ = [
     "Advice",
@@ -17,12 +25,14 @@ __all__ = [
     "LineRow",
     "PhaseComparison",
     "PhaseRow",
+    "PhaseTotal",
     "Rollup",
     "advise",
     "compare",
     "exit_text",
     "leak_suspects",
     "phase_rows",
+    "phase_totals",
     "rollup",
     "short_path",
     "sparkline",

@@ -16,9 +16,24 @@ class PhaseRow:
     growth_bytes: int  # peak above the resident size at the phase's start
 
 
+@dataclass(frozen=True)
+class PhaseTotal:
+    """All the records of one phase name: how many, their summed duration (nested records of one
+    name overlap), the highest peak, and whether that peak is only a lower bound (the max of
+    figures one of which may be low is itself only a lower bound)."""
+
+    name: str
+    count: int
+    seconds: float
+    peak_bytes: int
+    lower_bound: bool
+
+
 def exit_text(profile: Profile) -> tuple[str, str]:
     """How the program ended, in words, and its tone: "good", "bad", or "" for no verdict."""
     ex = profile.exit
+    if ex.stopped_by:
+        return f"stopped by memgauge: {ex.stopped_by}", "bad"
     if ex.oom_killed:
         return "killed by the OOM killer", "bad"
     if ex.signal is not None:
@@ -39,6 +54,22 @@ def phase_rows(profile: Profile) -> list[PhaseRow]:
         )
         for p in profile.phases
     ]
+
+
+def phase_totals(profile: Profile) -> list[PhaseTotal]:
+    """One entry per phase name, in first-start order: a phase per batch makes thousands of
+    records that no table can list one by one."""
+    totals: dict[str, PhaseTotal] = {}
+    for ph in sorted(profile.phases, key=lambda x: x.start_seconds):
+        t = totals.get(ph.name) or PhaseTotal(ph.name, 0, 0.0, 0, False)
+        totals[ph.name] = PhaseTotal(
+            ph.name,
+            t.count + 1,
+            t.seconds + max(0.0, ph.duration_seconds),
+            max(t.peak_bytes, ph.peak_resident_bytes),
+            t.lower_bound or not ph.peak_exact,
+        )
+    return list(totals.values())
 
 
 def top_processes(profile: Profile, n: int = 5) -> list[ProcessRecord]:

@@ -166,9 +166,15 @@ class MemoryGroup:
         return 0
 
     def set_limit(self, limit_bytes: int) -> None:
-        """Enforce a memory limit on the group: past it the kernel reclaims, then OOM-kills."""
+        """Enforce a memory limit on the group: past it the kernel reclaims, then OOM-kills. Swap
+        is closed too where the host has it: a limit the program could swap past would slow it
+        down instead of stopping it."""
         name = "memory.max" if self.version == 2 else "memory.limit_in_bytes"
         _write(os.path.join(self.path, name), str(limit_bytes))
+        swap = "memory.swap.max" if self.version == 2 else "memory.memsw.limit_in_bytes"
+        value = "0" if self.version == 2 else str(limit_bytes)  # v1: memory and swap together
+        with contextlib.suppress(OSError):  # no swap accounting on this kernel
+            _write(os.path.join(self.path, swap), value)
 
     def close(self, timeout: float = 2.0) -> None:
         """Move processes still in the group (daemons the program left) to the parent group, then

@@ -8,7 +8,9 @@ the cgroup when there is one.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 
 from memgauge.capture import _procfs
 from memgauge.capture._events import BOOTSTRAP_MODULE
@@ -73,6 +75,9 @@ class TreeWatcher:
         self.processes: list[WatchedProcess] = []
         self.max_sampled_tree, self.max_sampled_tree_at = 0, 0.0
         self.group_peak_at: float | None = None
+        # the latest sample, for a watchdog: tree resident (the cgroup's usage where there is one)
+        # and tree CPU seconds
+        self.last_resident, self.last_cpu = 0, 0.0
         self._live: dict[int, WatchedProcess] = {}
         self._known: set[int] = set()
         self._samples = 0
@@ -167,7 +172,16 @@ class TreeWatcher:
         user = sum(p.user for p in self.processes)
         system = sum(p.system for p in self.processes)
         self.builder.add(now, tree, user, system, per_process, usage)
+        self.last_resident = tree if usage is None else usage
+        self.last_cpu = user + system
         self._samples += 1
+
+    def kill_all(self) -> None:
+        """SIGKILL every process of the tree that is still there."""
+        pids = set(self.group.pids()) if self.group is not None else set()
+        for pid in pids | set(self._live) | {self.root_pid}:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
     def close(self) -> None:
         self._files.close_all()

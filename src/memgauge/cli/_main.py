@@ -1,7 +1,8 @@
 """``memgauge`` command line. ``main(argv) -> int``; exit codes are mapped here and only here.
 
 Commands: ``run`` (measure a program), ``view`` (report an existing profile), ``compare``
-(profiles side by side). ``view`` and ``compare`` exit 0 when the report was written.
+(profiles side by side), ``check`` (judge a run or profiles against budgets; ``cli/_check.py``).
+``view`` and ``compare`` exit 0 when the report was written.
 
 Exit codes (also in README.md, whose table a test keeps in step with this one):
   0                  ``view`` / ``compare``: the report was written
@@ -42,6 +43,7 @@ from memgauge._version import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memgauge._profile import Profile
+    from memgauge.runner import HardLimits
 
 # options of `memgauge run` that take a value; everything up to the first other token is ours
 _RUN_VALUE_OPTIONS = {"--json", "--interval", "--cgroup", "--html"}
@@ -75,7 +77,7 @@ def _top_parser() -> argparse.ArgumentParser:
         "command",
         choices=list(_COMMANDS),
         help="run: run a program under measurement; view: report a saved profile; "
-        "compare: profiles side by side",
+        "compare: profiles side by side; check: judge a run or a profile against budgets",
     )
     return p
 
@@ -90,6 +92,12 @@ def _run_parser() -> argparse.ArgumentParser:
             "program's stdin, stdout, stderr and exit code are its own."
         ),
     )
+    add_run_options(p)
+    return p
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The options of a measured run, shared by ``run`` and ``check``."""
     p.add_argument(
         "--json", metavar="PATH", help="where to write the profile (default: memgauge-NAME-TIME.json)"
     )
@@ -127,7 +135,6 @@ def _run_parser() -> argparse.ArgumentParser:
         "why it differs from the resident peak (needs memgauge[alloc])",
     )
     _color_options(p)
-    return p
 
 
 def _color_options(p: argparse.ArgumentParser) -> None:
@@ -179,15 +186,17 @@ def _compare_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _split_run_argv(argv: list[str]) -> tuple[list[str], list[str]]:
+def split_run_argv(
+    argv: list[str], value_options: set[str] = _RUN_VALUE_OPTIONS, flags: set[str] = _RUN_FLAGS
+) -> tuple[list[str], list[str]]:
     """memgauge's own options, then the target and its arguments (never parsed by us)."""
     i = 0
     while i < len(argv):
         token = argv[i]
         name = token.split("=", 1)[0]
-        if name in _RUN_VALUE_OPTIONS:
+        if name in value_options:
             i += 1 if "=" in token else 2
-        elif token in _RUN_FLAGS:
+        elif token in flags:
             i += 1
         elif token.startswith("-") and token not in ("-", "--") and not token.startswith("-m"):
             raise UsageError(f"unknown option {token} (put the program after --)")
@@ -196,60 +205,80 @@ def _split_run_argv(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv[:i], argv[i:]
 
 
+class RunPlan:
+    """A validated ``run``: what to run, how, and where its profile and report go."""
+
+    def __init__(
+        self, args: argparse.Namespace, rest: list[str], *, enforce: HardLimits | None = None
+    ) -> None:
+        from memgauge.runner import RunOptions, parse_target
+
+        if not 0 < args.interval <= 10:
+            raise UsageError("--interval must be in (0, 10] seconds")
+        self.target = parse_target(rest)
+        if args.lib and args.no_lines:
+            raise UsageError("--lib needs line sampling: drop --no-lines")
+        if args.alloc:
+            import importlib.util
+
+            if importlib.util.find_spec("memray") is None:
+                raise UsageError("--alloc needs memray: pip install 'memgauge[alloc]'")
+        self.json_path: str | None = None
+        if not args.no_json:
+            if args.json == "":
+                raise UsageError("--json needs a path (or use --no-json)")
+            self.json_path = args.json or _default_profile_path(self.target.name)
+            check_output(self.json_path, "profile")
+        if args.html is not None:
+            if not args.html:
+                raise UsageError("--html needs a path")
+            if self.json_path is not None and same_file(self.json_path, args.html):
+                raise UsageError("--json and --html name the same file")
+            check_output(args.html, "HTML report")
+        self.html_path: str | None = args.html
+        self.quiet: bool = args.quiet
+        self.color: bool | None = args.color
+        lines = "off" if args.no_lines else "lib" if args.lib else "on"
+        self.options = RunOptions(
+            interval=args.interval, cgroup=args.cgroup, lines=lines, alloc=args.alloc, enforce=enforce
+        )
+
+    def run(self, json_path: str | None = None, *, report: bool = True) -> Profile:
+        """Run the program, then save its profile (to ``json_path`` when given) and HTML report and
+        show the terminal report. The profile first: a report that cannot be shown (stderr closed,
+        a broken pipe) must lose neither the profile nor the program's exit status."""
+        from memgauge.runner import run_program
+
+        json_path = json_path or self.json_path
+        profile = run_program(self.target, self.options)
+        saved_error: OutputError | None = None
+        if json_path is not None:
+            try:
+                profile.save(json_path)
+            except OutputError as e:
+                saved_error = _save_elsewhere(profile, self.target.name, e)
+        html_error: OutputError | None = None
+        if self.html_path:
+            try:
+                _write_html(profile, self.html_path)
+            except OutputError as e:
+                html_error = e
+        if report and not self.quiet:
+            # name only the files that were written
+            shown_json = json_path if saved_error is None else None
+            _show_report(profile, self.color, shown_json, self.html_path if html_error is None else None)
+        if saved_error is not None:
+            raise saved_error
+        if html_error is not None:
+            raise html_error
+        return profile
+
+
 def _cmd_run(argv: list[str]) -> int:
-    from memgauge.runner import RunOptions, parse_target, run_program
-
-    own, rest = _split_run_argv(argv)
+    own, rest = split_run_argv(argv)
     args = _run_parser().parse_args(own)
-    if not 0 < args.interval <= 10:
-        raise UsageError("--interval must be in (0, 10] seconds")
-    target = parse_target(rest)
-    if args.lib and args.no_lines:
-        raise UsageError("--lib needs line sampling: drop --no-lines")
-    if args.alloc:
-        import importlib.util
-
-        if importlib.util.find_spec("memray") is None:
-            raise UsageError("--alloc needs memray: pip install 'memgauge[alloc]'")
-    json_path: str | None = None
-    if not args.no_json:
-        if args.json == "":
-            raise UsageError("--json needs a path (or use --no-json)")
-        json_path = args.json or _default_profile_path(target.name)
-        check_output(json_path, "profile")
-    if args.html is not None:
-        if not args.html:
-            raise UsageError("--html needs a path")
-        if json_path is not None and same_file(json_path, args.html):
-            raise UsageError("--json and --html name the same file")
-        check_output(args.html, "HTML report")
-    lines = "off" if args.no_lines else "lib" if args.lib else "on"
-    options = RunOptions(interval=args.interval, cgroup=args.cgroup, lines=lines, alloc=args.alloc)
-    profile = run_program(target, options)
-    status = profile.exit.code if profile.exit.code is not None else 128 + (profile.exit.signal or 0)
-    # the profile first: a report that cannot be shown (stderr closed, a broken pipe) must lose
-    # neither the profile nor the program's exit code
-    saved_error: OutputError | None = None
-    if json_path is not None:
-        try:
-            profile.save(json_path)
-        except OutputError as e:
-            saved_error = _save_elsewhere(profile, target.name, e)
-    html_error: OutputError | None = None
-    if args.html:
-        try:
-            _write_html(profile, args.html)
-        except OutputError as e:
-            html_error = e
-    if not args.quiet:
-        # name only the files that were written
-        shown_json = json_path if saved_error is None else None
-        _show_report(profile, args.color, shown_json, args.html if html_error is None else None)
-    if saved_error is not None:
-        raise saved_error
-    if html_error is not None:
-        raise html_error
-    return status
+    profile = RunPlan(args, rest).run()
+    return profile.exit.code if profile.exit.code is not None else 128 + (profile.exit.signal or 0)
 
 
 def _write_html(profile: Profile, path: str) -> None:
@@ -427,7 +456,13 @@ def _default_names(paths: list[str]) -> list[str]:
     return stems if len(set(stems)) == len(stems) else list(paths)
 
 
-_COMMANDS = {"run": _cmd_run, "view": _cmd_view, "compare": _cmd_compare}
+def _cmd_check(argv: list[str]) -> int:
+    from memgauge.cli._check import cmd_check
+
+    return cmd_check(argv)
+
+
+_COMMANDS = {"run": _cmd_run, "view": _cmd_view, "compare": _cmd_compare, "check": _cmd_check}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import re
 import shlex
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Column, Table
@@ -16,6 +17,7 @@ from rich.text import Text
 
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis._compare import Comparison, ComparisonRow, LineComparison
+from memgauge.render._terminal import remove_column
 
 MISSING = "—"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -130,7 +132,7 @@ class TerminalComparisonRenderer:
         for name, ex, command in zip(c.names, c.exit, c.commands, strict=True):
             style = "green" if ex == "exit 0" else ("" if ex == "in-process" else "bold red")
             table.add_row(Text("  " + name, style="bold"), Text(ex, style=style), Text(shlex.join(command)))
-        console.print(self._fit(table, "command"))
+        console.print(self._fit(table, flexible=table.columns[-1]))
         for line in _pair_headlines(c):
             console.print(Text(line, style="bold"), overflow="fold")
 
@@ -145,12 +147,21 @@ class TerminalComparisonRenderer:
             show_header=header,
         )
 
-    def _figure_columns(self, table: Table, c: Comparison) -> None:
-        table.add_column(c.names[0], justify="right", no_wrap=True)
+    def _figure_columns(self, table: Table, c: Comparison) -> list[Column]:
+        """The baseline's column, then each other profile's value, delta and ratio. Returns the
+        columns a narrow terminal can do without: the ratios, then the deltas (the headlines
+        above the tables give each pair's peak and wall time)."""
+        # Text: a name (a file name by default) is not rich markup
+        table.add_column(Text(c.names[0]), justify="right", no_wrap=True)
+        ratios: list[Column] = []
+        deltas: list[Column] = []
         for name in c.names[1:]:
-            table.add_column(name, justify="right", no_wrap=True)
+            table.add_column(Text(name), justify="right", no_wrap=True)
             table.add_column("Δ", justify="right", no_wrap=True)
+            deltas.append(table.columns[-1])
             table.add_column("ratio", justify="right", no_wrap=True)
+            ratios.append(table.columns[-1])
+        return ratios + deltas
 
     def _figures(self, row: ComparisonRow) -> list[Text]:
         cells = [Text(format_value(row.values[0], row.unit, row.is_lower_bound(0)))]
@@ -165,80 +176,95 @@ class TerminalComparisonRenderer:
             ]
         return cells
 
-    def _fit(self, table: Table, flexible: str | None = None) -> Table:
-        """Every column as wide as its content, the ``line`` column at most ``_LINE_WIDTH``, the
-        ``phase`` column at most ``_PHASE_WIDTH``; the ``flexible`` column gets the rest of the width
-        and is cut, or left out below ``_MIN_SOURCE``."""
+    def _fit(
+        self,
+        table: Table,
+        *,
+        flexible: Column | None = None,
+        names: tuple[Column, int] | None = None,
+        optional: Sequence[Column] = (),
+    ) -> Table:
+        """Every column as wide as its content, the ``names`` column (lines, phases) at most its
+        given width; the ``flexible`` column gets the rest of the width and is cut, or left out
+        below ``_MIN_SOURCE``. Too wide, the names are cut first, then the ``optional`` columns
+        go, in order; the figures are cut only if that is not enough. Columns are told apart by
+        identity, never by header: a profile may be named "source" or "line"."""
         widths: list[tuple[Column, int]] = []
         for column in table.columns:
-            if column.header == flexible:
+            if column is flexible:
                 continue
             header = [len(str(column.header))] if table.show_header else []
             width = max([*header, *(len(str(c)) for c in column.cells)])
-            if column.header == "line":
-                width = min(width, _LINE_WIDTH)
-            elif column.header == "phase":
-                width = min(width, _PHASE_WIDTH)
+            if names is not None and column is names[0]:
+                width = min(width, names[1])
             widths.append((column, width))
         used = sum(w for _, w in widths) + 2 * len(widths)  # two blanks between columns
-        # too wide: the names of lines and phases are cut first, the figures only if that is not enough
         for k, (column, width) in enumerate(widths):
             overflow = used - 2 - self.width
-            if overflow > 0 and column.header in ("line", "phase"):
+            if overflow > 0 and names is not None and column is names[0]:
                 cut = max(0, min(overflow, width - _MIN_SOURCE))
                 widths[k] = (column, width - cut)
                 used -= cut
+        # whole columns rather than every figure cut to "409…" (or one rich drops unasked)
+        for column in optional:
+            if used - 2 <= self.width:
+                break
+            for k, (kept, width) in enumerate(widths):
+                if kept is column:
+                    del widths[k]
+                    used -= width + 2
+                    remove_column(table, column)
+                    break
         fits = used - 2 <= self.width
         for column, width in widths:
             column.max_width = width
             # a fixed width rich cannot reduce: it would cut the last columns off instead
             column.min_width = width if fits else None
-        for i, column in enumerate(table.columns):
-            if column.header == flexible:
-                rest = self.width - used
-                if rest < _MIN_SOURCE:
-                    table.columns.pop(i)
-                else:
-                    column.max_width = rest
-                break
+        if flexible is not None:
+            rest = self.width - used
+            if rest < _MIN_SOURCE:
+                remove_column(table, flexible)
+            else:
+                flexible.max_width = rest
         return table
 
     def _summary(self, console: Console, c: Comparison) -> None:
         table = self._table()
         table.add_column("", no_wrap=True)
-        self._figure_columns(table, c)
+        optional = self._figure_columns(table, c)
         for row in c.summary:
             if _shown(row):
                 table.add_row(Text(row.label), *self._figures(row))
-        console.print(self._fit(table))
+        console.print(self._fit(table, optional=optional))
 
     def _phases(self, console: Console, c: Comparison) -> None:
         if not c.phases:
             return
         table = self._table("phases (highest peak, total time of all their runs)")
         table.add_column("phase", no_wrap=True, overflow="ellipsis")
+        names = table.columns[-1]
         table.add_column("", no_wrap=True)
-        self._figure_columns(table, c)
+        optional = self._figure_columns(table, c)
         for ph in c.phases:
             name = "  " * ph.depth + ph.name
             table.add_row(Text(name), Text(ph.peak.label), *self._figures(ph.peak))
             table.add_row(Text(""), Text(ph.duration.label), *self._figures(ph.duration))
             if _runs_shown(ph.count):
                 table.add_row(Text(""), Text(ph.count.label), *self._figures(ph.count))
-        # too wide for the terminal, rich cuts the figures; the names stay
-        console.print(self._fit(table))
+        console.print(self._fit(table, names=(names, _PHASE_WIDTH), optional=optional))
 
     def _lines(self, console: Console, c: Comparison) -> None:
         if not c.lines:
             return
         table = self._table("resident peak held by (sampled)")
-        self._figure_columns(table, c)
+        optional = self._figure_columns(table, c)
         table.add_column("line", no_wrap=True, overflow="ellipsis")
         table.add_column("source", no_wrap=True, overflow="ellipsis")
+        location, source = table.columns[-2:]
         for line in c.lines:
             # Text: no markup in source
             table.add_row(*self._figures(line.held), Text(line.location), Text(line.source, style="dim"))
-        console.print(self._fit(table, "source"))
+        console.print(self._fit(table, flexible=source, names=(location, _LINE_WIDTH), optional=optional))
 
 
 # characters that start inline markup (emphasis, links, HTML, entities, strikethrough)

@@ -13,7 +13,16 @@ from typing import Any
 
 from memgauge._profile import UNBOUNDED_NOTE, PhaseRecord, Profile
 from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import advise, exit_text, phase_rows, rollup, short_path, top_lines, top_processes
+from memgauge.analysis import (
+    advise,
+    exit_text,
+    phase_rows,
+    phase_totals,
+    rollup,
+    short_path,
+    top_lines,
+    top_processes,
+)
 from memgauge.render._html_page import (
     Cell,
     code,
@@ -32,6 +41,7 @@ from memgauge.render._html_page import (
 _MAX_SERIES = 8  # per-process memory lines drawn besides the tree total
 _MAX_SHADED = 200  # phase spans shaded on the memory chart
 _MAX_PHASE_ROWS = 150
+_MAX_PHASE_BARS = 20  # phase names on the share-of-wall-time chart (220 px high)
 _MAX_PROCESS_ROWS = 30
 _MAX_IMPORT_ROWS = 30
 # the sampled sum counts a page shared by two processes twice, so it may run above the cgroup
@@ -155,13 +165,16 @@ class HtmlRenderer:
         )
 
     def _charts(self, p: Profile) -> str:
-        if not p.timeline.t_seconds:
+        tl = p.timeline
+        if not tl.t_seconds:
             return ""
+        # one sample (or CPU times not recorded) gives no rate: no empty box where the chart was
+        rates, _ = _cpu_rate(tl.t_seconds, tl.cpu_user_seconds, tl.cpu_system_seconds, p.wall_seconds)
+        cpu = '<div class="chart"><canvas id="chart-cpu"></canvas></div>' if rates else ""
         return section(
             "memory",
-            "memory and CPU over time",
-            '<div class="chart tall"><canvas id="chart-memory"></canvas></div>'
-            '<div class="chart"><canvas id="chart-cpu"></canvas></div>',
+            "memory and CPU over time" if rates else "memory over time",
+            '<div class="chart tall"><canvas id="chart-memory"></canvas></div>' + cpu,
             note="Resident memory of the process tree and of its largest processes; shaded bands are "
             "phases; the triangle marks the peak. Each point is the maximum of the samples it covers.",
         )
@@ -201,10 +214,18 @@ class HtmlRenderer:
                 ("growth", True),
             ]
             return section("phases", "phases", chart + table(headers, body))
-        names = _phase_totals(p.phases)
+        totals = phase_totals(p)
+        # distinct names (one per batch) would list every record again: the longest are kept
+        shown = sorted(totals, key=lambda t: -t.seconds)[:_MAX_PHASE_ROWS]
         body = [
-            [text(name), text(count), seconds(total), share(total, p.wall_seconds), nbytes(peak)]
-            for name, (count, total, peak) in names.items()
+            [
+                text(t.name),
+                Cell(esc(str(t.count)), t.count),
+                seconds(t.seconds),
+                share(t.seconds, p.wall_seconds),
+                Cell(esc(format_bytes(t.peak_bytes) + (" ≥" if t.lower_bound else "")), t.peak_bytes),
+            ]
+            for t in shown
         ]
         headers = [
             ("phase", False),
@@ -217,7 +238,12 @@ class HtmlRenderer:
             "phases",
             "phases",
             chart + table(headers, body),
-            note=f"{len(rows)} phase records, summed by name.",
+            note=f"{len(rows)} phase records, summed by name"
+            + (
+                f"; the {len(shown)} of {len(totals)} names with the most time."
+                if len(totals) > len(shown)
+                else "."
+            ),
         )
 
     def _attribution(self, p: Profile) -> str:
@@ -381,7 +407,8 @@ class HtmlRenderer:
             return ""
         body = [
             [
-                text(f"{format_bytes(round(x.rate_bytes_per_second))}/s"),
+                # sorted by the rate, not by the number before its unit
+                Cell(esc(f"{format_bytes(round(x.rate_bytes_per_second))}/s"), x.rate_bytes_per_second),
                 nbytes(x.retained_bytes),
                 seconds(x.first_seconds),
                 text(f"{x.fit_r2:.3f}"),
@@ -451,7 +478,7 @@ class HtmlRenderer:
         body = [
             [
                 text(x.pid),
-                text("" if x.ppid is None else x.ppid),
+                Cell('<span class="na">—</span>', None) if x.ppid is None else text(x.ppid),
                 Cell(
                     esc(format_bytes(x.peak_resident_bytes)) + ("" if x.peak_exact else " ≥"),
                     x.peak_resident_bytes,
@@ -509,7 +536,9 @@ class HtmlRenderer:
                     label = f"{s.pid} {names.get(s.pid, '')}".strip()
                     series.append({"label": label, "start": s.start_index, "values": s.resident_bytes})
         cpu_t, cores = _cpu_rate(tl.t_seconds, tl.cpu_user_seconds, tl.cpu_system_seconds, p.wall_seconds)
-        totals = _phase_totals(p.phases)
+        # the names with the most time, in the order they first started: bars stay readable
+        longest = {t.name for t in sorted(phase_totals(p), key=lambda t: -t.seconds)[:_MAX_PHASE_BARS]}
+        totals = [t for t in phase_totals(p) if t.name in longest]
         imports = sorted(p.imports, key=lambda r: -r.self_resident_bytes)[:15]
         return {
             "kind": "profile",
@@ -524,9 +553,9 @@ class HtmlRenderer:
             },
             "cpu": {"t": cpu_t, "cores": cores},
             "phases": {
-                "labels": list(totals),
-                "seconds": [round(v[1], 4) for v in totals.values()],
-                "peaks": [v[2] for v in totals.values()],
+                "labels": [t.name for t in totals],
+                "seconds": [round(t.seconds, 4) for t in totals],
+                "peaks": [t.peak_bytes for t in totals],
             },
             "imports": {
                 "labels": [r.package for r in imports],
@@ -562,16 +591,6 @@ def _cpu_rate(
 def _short_command(cmdline: list[str]) -> str:
     shown = " ".join(a.rsplit("/", 1)[-1] if i == 0 else a for i, a in enumerate(cmdline[:3]))
     return shown[:40]
-
-
-def _phase_totals(phases: list[PhaseRecord]) -> dict[str, tuple[int, float, int]]:
-    """Per phase name, in first-start order: (count, total duration, highest peak). Nested phases
-    of one name are counted once per record, so their durations may overlap."""
-    out: dict[str, tuple[int, float, int]] = {}
-    for ph in sorted(phases, key=lambda x: x.start_seconds):
-        count, total, peak = out.get(ph.name, (0, 0.0, 0))
-        out[ph.name] = (count + 1, total + max(0.0, ph.duration_seconds), max(peak, ph.peak_resident_bytes))
-    return out
 
 
 def _shaded(phases: list[PhaseRecord]) -> list[dict[str, Any]]:

@@ -68,7 +68,8 @@ def text(value: object) -> Cell:
 
 
 def code(value: str) -> Cell:
-    return Cell(f"<code>{esc(value)}</code>", value)
+    # the stylesheet cuts a long path or source line to its column: the title shows all of it
+    return Cell(f'<code title="{esc(value)}">{esc(value)}</code>', value)
 
 
 def nbytes(n: float | None, *, signed: bool = False) -> Cell:

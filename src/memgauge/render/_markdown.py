@@ -14,7 +14,16 @@ from collections.abc import Sequence
 
 from memgauge._profile import UNBOUNDED_NOTE, Profile
 from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import advise, exit_text, phase_rows, short_path, sparkline, top_lines, top_processes
+from memgauge.analysis import (
+    advise,
+    exit_text,
+    phase_rows,
+    phase_totals,
+    short_path,
+    sparkline,
+    top_lines,
+    top_processes,
+)
 
 # A minified or generated line would make a table row thousands of characters wide.
 _MAX_SOURCE = 120
@@ -67,10 +76,13 @@ def _cut(source: str) -> str:
 
 
 class MarkdownRenderer:
-    def __init__(self, max_processes: int = 5, max_lines: int = 8, cwd: str | None = None) -> None:
+    def __init__(
+        self, max_processes: int = 5, max_lines: int = 8, cwd: str | None = None, max_phases: int = 30
+    ) -> None:
         self.max_processes = max_processes
         self.max_lines = max_lines
         self.cwd = cwd
+        self.max_phases = max_phases
 
     def render(self, profile: Profile) -> str:
         blocks: list[list[str]] = []
@@ -161,6 +173,9 @@ class MarkdownRenderer:
         rows = phase_rows(p)
         if not rows:
             return []
+        if len(rows) > self.max_phases:
+            # a phase per batch: thousands of rows, past GitHub's 65536 characters for a comment
+            return self._phase_totals(p, len(rows))
         cells = []
         for row in rows:
             ph = row.phase
@@ -178,6 +193,30 @@ class MarkdownRenderer:
             )
         headers = ["phase", "pid", "start", "duration", "share", "peak", "growth"]
         return self._section("phases", headers, [False] + [True] * 6, cells)
+
+    def _phase_totals(self, p: Profile, records: int) -> list[list[str]]:
+        """One row per phase name, as the terminal report shows them."""
+        totals = phase_totals(p)
+        shown = sorted(totals, key=lambda t: -t.seconds)[: self.max_phases]
+        title = f"phases ({records} records, summed by name"
+        title += (
+            f"; the {len(shown)} of {len(totals)} names with the most time)"
+            if len(shown) < len(totals)
+            else ")"
+        )
+        wall = p.wall_seconds or 1.0
+        cells = [
+            [
+                _plain(t.name),
+                str(t.count),
+                format_seconds(t.seconds),
+                f"{t.seconds / wall:.0%}",
+                format_bytes(t.peak_bytes) + (" ≥" if t.lower_bound else ""),
+            ]
+            for t in shown
+        ]
+        headers = ["phase", "count", "total time", "share", "max peak"]
+        return self._section(title, headers, [False] + [True] * 4, cells)
 
     def _processes(self, p: Profile) -> list[list[str]]:
         if len(p.processes) <= 1:

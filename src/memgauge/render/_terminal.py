@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import shlex
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Column, Table
@@ -11,7 +12,15 @@ from rich.text import Text
 
 from memgauge._profile import UNBOUNDED_NOTE, Profile
 from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import exit_text, phase_rows, short_path, sparkline, top_lines, top_processes
+from memgauge.analysis import (
+    exit_text,
+    phase_rows,
+    phase_totals,
+    short_path,
+    sparkline,
+    top_lines,
+    top_processes,
+)
 
 
 def _exit_text(profile: Profile) -> Text:
@@ -35,6 +44,52 @@ def _cut_left(where: str, width: int) -> str:
     return "…" + path[len(path) - room :] + tail
 
 
+def _wrapped(parts: Sequence[Text], width: int, indent: str = "  ") -> Text:
+    """``parts`` joined by spaces on as many lines as ``width`` needs, broken only between parts,
+    so that a figure keeps its unit ("657 ms", not "657" and "ms" on the next line). A part
+    longer than a line is left to the console to fold."""
+    out = Text()
+    used = 0
+    for part in parts:
+        if used and used + 1 + part.cell_len > width:
+            out.append("\n" + indent)
+            used = len(indent)
+        elif used:
+            out.append(" ")
+            used += 1
+        out.append_text(part)
+        used += part.cell_len
+    return out
+
+
+def _content_width(column: Column) -> int:
+    return max([len(str(column.header)), *(len(str(c)) for c in column.cells)])
+
+
+def remove_column(table: Table, column: Column) -> None:
+    """Take ``column`` out of ``table``, rows and all (a column holds its own cells)."""
+    table.columns.remove(column)
+    # rich pads a column by its index (the first and last have no outer padding): renumber, or
+    # it measures the columns after the removed one a character off and cuts a figure
+    for i, c in enumerate(table.columns):
+        c._index = i
+
+
+def _drop_columns(table: Table, needed: int, width: int, optional: Sequence[str]) -> int:
+    """Leave out the ``optional`` columns, in order, while ``needed`` (the table's width with
+    every column at its content width) is over ``width``; returns the width still needed. rich
+    would instead crop the last columns mid-figure ("+75.4 Mi", "5" for "5 ms")."""
+    for header in optional:
+        if needed <= width:
+            break
+        for column in table.columns:
+            if column.header == header:
+                remove_column(table, column)
+                needed -= _content_width(column) + 2
+                break
+    return needed
+
+
 class TerminalRenderer:
     def __init__(
         self,
@@ -43,12 +98,14 @@ class TerminalRenderer:
         max_processes: int = 5,
         max_lines: int = 8,
         cwd: str | None = None,
+        max_phases: int = 30,
     ) -> None:
         self.width = width
         self.color = color
         self.max_processes = max_processes
         self.max_lines = max_lines
         self.cwd = cwd
+        self.max_phases = max_phases
 
     def render(self, profile: Profile) -> str:
         buf = io.StringIO()
@@ -77,42 +134,60 @@ class TerminalRenderer:
         title = Text("memgauge ", style="bold")
         title.append(shlex.join(p.command), style="cyan")
         console.print(title)
-        line = _exit_text(p)
-        line.append(
-            f" · wall {format_seconds(p.wall_seconds)} · user {format_seconds(p.cpu.user_seconds)}"
-            f" · system {format_seconds(p.cpu.system_seconds)}"
-        )
+        times = [
+            _exit_text(p),
+            Text(f"wall {format_seconds(p.wall_seconds)}"),
+            Text(f"user {format_seconds(p.cpu.user_seconds)}"),
+            Text(f"system {format_seconds(p.cpu.system_seconds)}"),
+        ]
         if p.wall_seconds > 0:
-            line.append(f" · CPU {cpu / p.wall_seconds:.0%} of one core")
-        console.print(line)
+            times.append(Text(f"CPU {cpu / p.wall_seconds:.0%} of one core"))
+        for i, part in enumerate(times[:-1]):
+            # the separator in no colour, not in the exit status's red
+            times[i] = Text.assemble(part, " ·")
+        console.print(_wrapped(times, self.width))
         peak = p.peak
         head = Text("resident peak ", style="bold")
         head.append(format_bytes(peak.resident_bytes), style="bold magenta")
+        parts = [head]
         if UNBOUNDED_NOTE in peak.notes:
-            head.append(" (a lower bound)")
+            parts.append(Text("(a lower bound)"))
         elif peak.error_bound_bytes:
-            head.append(f" ±{format_bytes(peak.error_bound_bytes)}")
+            parts.append(Text(f"±{format_bytes(peak.error_bound_bytes)}"))
         else:
-            head.append(" (exact)")
+            parts.append(Text("(exact)"))
         if peak.at_seconds is not None:
-            head.append(f" at {format_seconds(peak.at_seconds)}")
-        console.print(head)
-        how = f"  by {peak.method}" + (", page cache included" if peak.includes_page_cache else "")
+            parts.append(Text(f"at {format_seconds(peak.at_seconds)}"))
+        console.print(_wrapped(parts, self.width))
+        # Text, not markup: the method is a string from the profile
+        how = [Text(f"  by {peak.method}", style="dim")]
+        if peak.includes_page_cache:
+            how[-1].append(",")
+            how.append(Text("page cache included", style="dim"))
         if len(p.processes) > 1 or peak.includes_page_cache:
-            how += f"; largest process {format_bytes(peak.largest_process_bytes)}"
-        console.print(how, style="dim")
+            how[-1].append(";")
+            how.append(Text(f"largest process {format_bytes(peak.largest_process_bytes)}", style="dim"))
+        console.print(_wrapped(how, self.width))
         series = p.timeline.cgroup_bytes or p.timeline.tree_resident_bytes
         if series:
-            spark = Text("memory ", style="bold")
-            spark.append(sparkline(series, width=min(60, self.width - 30)), style="magenta")
-            spark.append(
-                f"  0 to {format_bytes(max(series))} over {format_seconds(p.wall_seconds)}", style="dim"
+            tail = Text(
+                f"0 to {format_bytes(max(series))} over {format_seconds(p.wall_seconds)}", style="dim"
             )
-            console.print(spark)
+            # the sparkline takes what the figures after it leave, or the whole line above them
+            room = self.width - len("memory ") - 2 - tail.cell_len
+            spark = Text("memory ", style="bold")
+            spark.append(
+                sparkline(series, width=min(60, room if room >= 10 else self.width - 7)), style="magenta"
+            )
+            spark.append("  " if room >= 10 else "\n  ")
+            console.print(spark + tail)
 
     def _phases(self, console: Console, p: Profile) -> None:
         rows = phase_rows(p)
         if not rows:
+            return
+        if len(rows) > self.max_phases:
+            self._phase_totals(console, p, len(rows))
             return
         table = Table(title="phases", title_justify="left", box=None, pad_edge=False, header_style="bold")
         for name, justify in (
@@ -130,8 +205,9 @@ class TerminalRenderer:
             ph = row.phase
             peak = format_bytes(ph.peak_resident_bytes) + ("" if ph.peak_exact else " ≥")
             name = "  " * ph.depth + ph.name + ("" if ph.complete else " (unfinished)")
+            # Text: a phase name is the program's string, not rich markup ("[/]" would raise)
             table.add_row(
-                name,
+                Text(name),
                 str(ph.pid),
                 format_seconds(ph.start_seconds),
                 format_seconds(ph.duration_seconds),
@@ -139,12 +215,50 @@ class TerminalRenderer:
                 peak,
                 format_bytes(row.growth_bytes, signed=True),
             )
-        used = 0
-        for column in table.columns[1:]:  # the figures keep their width; the name is cut
-            column.min_width = max([len(str(column.header)), *(len(str(c)) for c in column.cells)])
-            used += column.min_width + 2
+        console.print(self._fit_named(table, ("start", "share", "pid", "growth")))
+
+    def _phase_totals(self, console: Console, p: Profile, records: int) -> None:
+        """A phase per batch: one row per name (as the HTML report does), the longest first when
+        even the names are too many."""
+        totals = phase_totals(p)
+        shown = sorted(totals, key=lambda t: -t.seconds)[: self.max_phases]
+        title = f"phases ({records} records, summed by name"
+        title += (
+            f"; the {len(shown)} of {len(totals)} names with the most time)"
+            if len(shown) < len(totals)
+            else ")"
+        )
+        table = Table(
+            title=title,
+            min_width=min(len(title), self.width),
+            title_justify="left",
+            box=None,
+            pad_edge=False,
+            header_style="bold",
+        )
+        table.add_column("phase", no_wrap=True, overflow="ellipsis")
+        for name in ("count", "total time", "share", "max peak"):
+            table.add_column(name, justify="right", no_wrap=True)
+        wall = p.wall_seconds or 1.0
+        for t in shown:
+            table.add_row(
+                Text(t.name),
+                str(t.count),
+                format_seconds(t.seconds),
+                f"{t.seconds / wall:.0%}",
+                format_bytes(t.peak_bytes) + (" ≥" if t.lower_bound else ""),
+            )
+        console.print(self._fit_named(table, ("share", "count")))
+
+    def _fit_named(self, table: Table, optional: Sequence[str]) -> Table:
+        """The first column a name, cut to fit; every other a figure, as wide as its content.
+        Where the figures and 8 characters of name do not fit, the ``optional`` figures go."""
+        used = sum(_content_width(c) + 2 for c in table.columns[1:])
+        used = _drop_columns(table, used + 8, self.width, optional) - 8
+        for column in table.columns[1:]:
+            column.min_width = _content_width(column)
         table.columns[0].max_width = max(8, self.width - used)
-        console.print(table)
+        return table
 
     def _processes(self, console: Console, p: Profile) -> None:
         if len(p.processes) <= 1:
@@ -166,7 +280,8 @@ class TerminalRenderer:
                 str(proc.pid),
                 format_bytes(proc.peak_resident_bytes),
                 format_seconds(proc.cpu_user_seconds + proc.cpu_system_seconds),
-                shlex.join(proc.cmdline) if proc.cmdline else "(unknown)",
+                # Text: an argument is not rich markup
+                Text(shlex.join(proc.cmdline) if proc.cmdline else "(unknown)"),
             )
         console.print(table)
 
@@ -213,26 +328,28 @@ class TerminalRenderer:
         cells += [Text(self._where(file, line, function)), Text(source, style="dim")]
         table.add_row(*cells)
 
-    def _fit(self, table: Table) -> Table:
+    def _fit(self, table: Table, optional: Sequence[str] = ("pid",)) -> Table:
         """Every figure column as wide as its content; the location at most 48 characters, and
         less on a narrow terminal, cut from the left so that its file name and line number stay;
-        the source gets what is left of the width and is cut."""
-        used = 0
-        location: Column | None = None
+        the source gets what is left of the width and is cut. Figures are never cut: where they
+        and a 12-character location do not fit, the ``optional`` columns go, in order."""
+        location = next((c for c in table.columns if c.header == "line"), None)
+        fixed = [c for c in table.columns if c.header not in ("source", "line")]
+        # each column and the gap after it; a table without a location has no gap after its last
+        used = sum(_content_width(c) + 2 for c in fixed)
+        used = _drop_columns(table, used + (12 if location is not None else -2), self.width, optional)
+        used -= 12 if location is not None else -2
         for column in table.columns:
-            if column.header == "line":
-                location = column
             if column.header in ("source", "line"):
                 continue
-            width = max([len(str(column.header)), *(len(str(c)) for c in column.cells)])
-            column.min_width = column.max_width = width
-            used += width + 2  # and the gap after it: one character of padding on either side
+            column.min_width = column.max_width = _content_width(column)
         if location is not None:
             longest = max([4, *(len(str(c)) for c in location.cells)])
             room = self.width - used - 2
             if room - 14 < 16:
                 # too narrow for the source too: the location matters more
-                table.columns[:] = [c for c in table.columns if c.header != "source"]
+                for column in [c for c in table.columns if c.header == "source"]:
+                    remove_column(table, column)
                 width = min(longest, 48, max(12, room))
             else:
                 width = min(longest, 48, room - 14)
@@ -310,7 +427,8 @@ class TerminalRenderer:
                     format_bytes(s.resident_growth_bytes, signed=True),
                 ]
                 self._row(table, p, figures, s.pid, s.file, s.line, s.source, s.function if shared else "")
-            console.print(self._fit(table))
+            # narrow: the split of the time goes before the line does
+            console.print(self._fit(table, ("python", "native", "wait", "pid")))
         waiting = top_lines(p, 3, by="wait", user_only=True)
         if waiting and waiting[0].stats.wait_seconds >= 0.05 * p.wall_seconds:
             table = self._table(p, "waiting (I/O, sleep, locks)", ["wait"])
@@ -359,4 +477,4 @@ class TerminalRenderer:
             if len(p.processes) > 1:
                 cells.append(str(r.pid))
             table.add_row(*(Text(c) for c in cells))
-        console.print(self._fit(table))
+        console.print(self._fit(table, ("own time", "pid")))

@@ -59,11 +59,47 @@ _WAITED = {signal.SIGCHLD, *_FORWARDED}
 _PR_SET_CHILD_SUBREAPER = 36
 
 
+class HardLimits:
+    """Limits a run is stopped at as soon as one is crossed (``memgauge check --enforce``).
+
+    ``memory_bytes``: the cgroup's limit where one can be made (the kernel stops the program at
+    that byte), and a watchdog on every sample besides (the only guard without a cgroup: a spike
+    shorter than a sample can pass it). ``wall_seconds`` and ``cpu_seconds`` (the tree's): the
+    watchdog. Enforcing caps the sampling interval at ``WATCHDOG_INTERVAL``.
+    """
+
+    WATCHDOG_INTERVAL = 0.02
+
+    def __init__(
+        self,
+        *,
+        memory_bytes: int | None = None,
+        wall_seconds: float | None = None,
+        cpu_seconds: float | None = None,
+    ) -> None:
+        self.memory_bytes = memory_bytes
+        self.wall_seconds = wall_seconds
+        self.cpu_seconds = cpu_seconds
+
+    def crossed(self, resident: int, elapsed: float, cpu: float) -> str | None:
+        """Why the run must stop now, or None."""
+        from memgauge._units import format_bytes, format_seconds
+
+        if self.memory_bytes is not None and resident > self.memory_bytes:
+            return f"rss {format_bytes(resident)} crossed the limit {format_bytes(self.memory_bytes)}"
+        if self.wall_seconds is not None and elapsed > self.wall_seconds:
+            return f"wall time crossed the limit {format_seconds(self.wall_seconds)}"
+        if self.cpu_seconds is not None and cpu > self.cpu_seconds:
+            return f"CPU time {format_seconds(cpu)} crossed the limit {format_seconds(self.cpu_seconds)}"
+        return None
+
+
 class RunOptions:
     """How to run: ``interval`` first sampling interval (s); ``cgroup`` auto | v2 | v1 | off;
     ``memory_limit_bytes`` enforced through the cgroup (LimitError when none can be made);
     ``lines`` on | lib | off: line sampling in the program's Python processes, ``lib`` keeping
-    library frames instead of folding them into the user's; ``alloc``: allocation tracking (memray).
+    library frames instead of folding them into the user's; ``alloc``: allocation tracking (memray);
+    ``enforce``: hard limits the program is stopped at.
     """
 
     def __init__(
@@ -78,6 +114,7 @@ class RunOptions:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         clock: Callable[[], float] = time.monotonic,
+        enforce: HardLimits | None = None,
     ) -> None:
         self.interval = interval
         self.cgroup = cgroup
@@ -88,6 +125,24 @@ class RunOptions:
         self.env = env
         self.cwd = cwd
         self.clock = clock
+        self.enforce = enforce
+
+
+def _record_enforcement(profile: Profile, limits: HardLimits, state: RunState, by_group: bool) -> None:
+    from memgauge._units import format_bytes
+
+    if state.stopped_by is None and by_group and profile.exit.oom_killed and limits.memory_bytes is not None:
+        # the kernel stopped it at the cgroup's limit before the watchdog saw it crossed
+        state.stopped_by = f"rss reached the limit {format_bytes(limits.memory_bytes)} (cgroup)"
+    profile.exit.stopped_by = state.stopped_by
+    profile.environment.setdefault("measurement", {})["enforced"] = {
+        "memory_bytes": limits.memory_bytes,
+        "memory_by": None
+        if limits.memory_bytes is None
+        else ("cgroup and watchdog" if by_group else "watchdog"),
+        "wall_seconds": limits.wall_seconds,
+        "cpu_seconds": limits.cpu_seconds,
+    }
 
 
 def _set_subreaper(on: bool) -> None:
@@ -187,6 +242,14 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
                 group.set_limit(options.memory_limit_bytes)
             except OSError as e:
                 raise LimitError(f"cannot set the cgroup memory limit: {e.strerror}") from e
+        limits = options.enforce
+        enforced_by_group = False
+        if limits is not None and limits.memory_bytes is not None and group is not None:
+            try:
+                group.set_limit(limits.memory_bytes)
+                enforced_by_group = True
+            except OSError:
+                pass  # the watchdog alone guards the limit; the profile says which did
         events_dir = _make_events_dir()
         env = dict(os.environ if options.env is None else options.env)
         env[ENV_EVENTS_DIR] = events_dir
@@ -215,7 +278,10 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         except subprocess.SubprocessError as e:  # raised by preexec: joining the cgroup failed
             raise InternalError(f"cannot start the program in its cgroup ({e}); try --cgroup off") from e
         _set_subreaper(True)
-        builder = TimelineBuilder(options.interval, options.timeline_capacity)
+        max_interval = HardLimits.WATCHDOG_INTERVAL if limits is not None else 5.0
+        builder = TimelineBuilder(
+            min(options.interval, max_interval), options.timeline_capacity, max_interval=max_interval
+        )
         watcher = TreeWatcher(child.pid, group, builder, t0, clock)
         state = RunState(child.pid)
         next_sample = clock()
@@ -226,6 +292,11 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
 
             while not state.main_done:
                 watcher.sample()
+                if limits is not None and state.stopped_by is None:
+                    reason = limits.crossed(watcher.last_resident, clock() - t0, watcher.last_cpu)
+                    if reason is not None:
+                        state.stopped_by = reason + " (watchdog)"
+                        watcher.kill_all()
                 next_sample += builder.interval
                 wait = next_sample - clock()
                 if wait < 0:
@@ -261,6 +332,8 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             _global_oom_kills() - oom_before,
             options,
         )
+        if limits is not None:
+            _record_enforcement(profile, limits, state, enforced_by_group)
         import datetime
 
         profile.started_at = datetime.datetime.fromtimestamp(started_at, datetime.timezone.utc).isoformat(

@@ -14,6 +14,8 @@ class RunState:
     def __init__(self, main_pid: int) -> None:
         self.main_pid = main_pid
         self.reaped: dict[int, Reaped] = {}
+        # why memgauge stopped the program (an enforced limit), or None
+        self.stopped_by: str | None = None
 
     @property
     def main_done(self) -> bool:

@@ -19,6 +19,7 @@
   }
   function fmtSeconds(s) {
     if (s === 0) return "0 s";
+    if (s < 0) return "-" + fmtSeconds(-s);
     if (s < 1e-3) return (s * 1e6).toFixed(0) + " µs";
     if (s < 1) return (s * 1e3).toFixed(0) + " ms";
     if (s < 60) return s.toFixed(2) + " s";
@@ -193,8 +194,9 @@
           var numeric = th.classList.contains("num");
           rows.sort(function (a, b) {
             var x = a.cells[col].dataset.v, y = b.cells[col].dataset.v;
-            if (x === undefined) return 1;
-            if (y === undefined) return -1;
+            // cells without a value ("—") last either way; two of them are equal, or the sort
+            // is left with an inconsistent comparator and may scramble the rest
+            if (x === undefined || y === undefined) return (x === undefined) - (y === undefined);
             var c = numeric ? parseFloat(x) - parseFloat(y) : x.localeCompare(y);
             return desc ? -c : c;
           });
