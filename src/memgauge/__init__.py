@@ -3,6 +3,10 @@
 The public API. Every name loads on first use, so ``import memgauge`` stays cheap, both inside the
 processes memgauge measures and in ``memgauge run`` before it starts the program. A loaded name is
 cached in the module, so ``memgauge.phase`` on a hot path costs a plain attribute lookup.
+
+PYTEST_DONT_REWRITE: the pytest plugin's entry point makes pytest mark this package for assertion
+rewriting, and under ``memgauge run -- pytest`` the package is imported before pytest starts, which
+pytest would warn about in every such session.
 """
 
 from __future__ import annotations

@@ -60,6 +60,9 @@ STARTUP_KEY: Key = ("<startup>", 0, "interpreter start-up")
 INHERITED_KEY: Key = ("<inherited>", 0, "memory of the parent at fork")
 UNKNOWN_KEY: Key = ("<unknown>", 0, "no Python frame")
 OWN_KEY: Key = ("<memgauge>", 0, "memgauge's own code")
+# the baseline of a sampler started inside a running program (``memgauge.profile(lines=True)``):
+# what the process held when the block began, which no line of the block made
+BEFORE_KEY: Key = ("<before>", 0, "resident before the block")
 # CPU time of threads without Python frames while no Python thread ran native code (a BLAS pool
 # spinning after its call returned): charged to no line, so every line's time adds up to its wall
 NATIVE_THREADS_KEY: Key = ("<native>", 0, "threads without Python frames")
@@ -170,6 +173,7 @@ class Sampler:
         self.main_ident = threading.main_thread().ident
         self.imports: list[list[Any]] = []
         self.stopped = False
+        self.closed = False
         # threads whose Thread object holds a stale native_id: the thread that forked, in the child
         self.native_ids: dict[int, int] = {}
         if base_key is INHERITED_KEY:
@@ -177,6 +181,10 @@ class Sampler:
             self.native_ids[threading.get_ident()] = threading.get_native_id()
         self.stat_fds = 0
         self.done = _thread.allocate_lock()  # held while the sampler thread runs
+        # the thread waits on it between samples, held, so that stop() wakes it at once instead
+        # of after up to an interval (a sampler stopped once per test: 10 ms a test)
+        self.wake = _thread.allocate_lock()
+        self.wake.acquire()
         self.last_flush = self.t_start
         self.flush_every = FLUSH_SECONDS
 
@@ -569,20 +577,26 @@ class Sampler:
             )
         except OSError:
             delay_fd = -1
-        delay = self._run_delay(delay_fd)
-        while not self.stopped:
-            before = clock()
-            time.sleep(interval)
-            if self.stopped:
-                break
-            lateness = clock() - before - interval
+        try:
+            delay = self._run_delay(delay_fd)
+            while not self.stopped:
+                before = clock()
+                self.wake.acquire(timeout=interval)  # time.sleep(interval) that stop() can end
+                if self.stopped:
+                    break
+                lateness = clock() - before - interval
+                if delay_fd >= 0:
+                    now = self._run_delay(delay_fd)
+                    lateness -= (now - delay) / 1e9
+                    delay = now
+                self.sample(lateness)
+                if self.last_t - self.last_flush >= self.flush_every:
+                    self.flush()
+        finally:
+            # a sampler started once per block (memgauge.profile(lines=True) in a test session)
+            # must not leave a descriptor behind each time
             if delay_fd >= 0:
-                now = self._run_delay(delay_fd)
-                lateness -= (now - delay) / 1e9
-                delay = now
-            self.sample(lateness)
-            if self.last_t - self.last_flush >= self.flush_every:
-                self.flush()
+                os.close(delay_fd)
 
     @staticmethod
     def _run_delay(fd: int) -> int:
@@ -593,25 +607,57 @@ class Sampler:
 
     def stop(self) -> None:
         """Final sample and write, from the exiting thread, once the sampler thread is done: a
-        sample of its own still running (it may let go of the GIL) would come after the write."""
-        if self.stopped or os.getpid() != self.pid:  # a fork child inherits the parent's atexit
+        sample of its own still running (it may let go of the GIL) would come after the write.
+        Then the files it kept open are closed. Idempotent."""
+        if self.closed or os.getpid() != self.pid:  # a fork child inherits the parent's atexit
             return
+        final = not self.stopped  # stopped already: stop() ran, or a write failed
         self.stopped = True
+        if self.wake.locked():
+            try:  # noqa: SIM105 - no contextlib in the measured process
+                self.wake.release()
+            except RuntimeError:  # released meanwhile by another stop()
+                pass
+        finished = False
         if threading.get_ident() != self.own_ident and self.done.acquire(timeout=1.0):
             self.done.release()
-        self.sample()
-        self.flush()
+            finished = True
+        if final:
+            self.sample()
+            self.flush()
+        if finished:
+            # only once the thread is gone: a descriptor closed under a running sampler could be
+            # reused by the program's next open(), and the sampler would read the program's file
+            self.close()
+
+    def close(self) -> None:
+        self.closed = True
+        fds = [self.statm, self.status, *(state.stat_fd for state in self.threads.values())]
+        self.statm = self.status = -1
+        for state in self.threads.values():
+            state.stat_fd = -1
+        self.stat_fds = 0
+        for fd in fds:
+            if fd >= 0:
+                try:  # noqa: SIM105 - no contextlib in the measured process (see the module's doc)
+                    os.close(fd)
+                except OSError:
+                    pass
 
 
 _active: Sampler | None = None
 
 
 def active_sampler() -> Sampler | None:
-    return _active if _active is not None and _active.pid == os.getpid() else None
+    """The sampler running in this process; None once it stopped (a new one may then start)."""
+    if _active is None or _active.pid != os.getpid() or _active.stopped:
+        return None
+    return _active
 
 
 def start(directory: str, *, lib: bool = False, base_key: Key = STARTUP_KEY) -> Sampler | None:
-    """Start sampling this process (idempotent). Never raises into the program."""
+    """Start sampling this process: idempotent while a sampler runs; after its ``stop()`` a new one
+    starts (``memgauge.profile(lines=True)`` once per block). Never raises into the program."""
     global _active
     if active_sampler() is not None:
         return _active
@@ -634,13 +680,31 @@ def start(directory: str, *, lib: bool = False, base_key: Key = STARTUP_KEY) -> 
         return None
     finally:
         _signal.pthread_sigmask(_signal.SIG_SETMASK, blocked)
+    _install_hooks()
+    return sampler
+
+
+_hooks = False
+
+
+def _install_hooks() -> None:
+    """Once per process (a fork child inherits them, and the flag): samplers started again and
+    again must not pile up atexit and at-fork handlers, which cannot be taken back."""
+    global _hooks
+    if _hooks:
+        return
+    _hooks = True
     import atexit
 
-    atexit.register(sampler.stop)
-    if base_key is STARTUP_KEY:
-        os.register_at_fork(after_in_child=_after_fork)
-        _wrap_exit()
-    return sampler
+    atexit.register(_stop_active)
+    os.register_at_fork(after_in_child=_after_fork)
+    _wrap_exit()
+
+
+def _stop_active() -> None:
+    sampler = active_sampler()
+    if sampler is not None:
+        sampler.stop()
 
 
 def _after_fork() -> None:

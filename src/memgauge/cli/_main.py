@@ -5,7 +5,9 @@ Commands: ``run`` (measure a program), ``view`` (report an existing profile), ``
 ``view`` and ``compare`` exit 0 when the report was written.
 
 Exit codes (also in README.md, whose table a test keeps in step with this one):
-  0                  ``view`` / ``compare``: the report was written
+  0                  ``view`` / ``compare``: the report was written; ``check``: within budget
+  1                  ``check``: over budget (a limit crossed, or stopped by ``--enforce``)
+  2                  ``check``: the program failed while within budget
   the program's own  ``memgauge run`` exits with the measured program's exit code
   128 + N            the program was killed by signal N (as shells report it)
   64                 usage error: bad option, nothing to run

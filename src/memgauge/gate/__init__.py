@@ -1,0 +1,44 @@
+"""The CI gate's core: budgets, the project's budget configuration, and verdicts over profiles.
+
+Pure functions over :class:`~memgauge.Profile`, which ``memgauge check`` and the pytest plugin
+both call:
+
+- :func:`parse_budget` reads ``"rss=512MiB wall=60s fit.rss=300MiB"`` into a :class:`Budget`;
+- :func:`load_config` finds ``memgauge.toml`` or ``[tool.memgauge]`` in ``pyproject.toml``, and
+  :func:`resolve_budget` layers its budget, a policy and ``--budget`` flags;
+- :func:`judge` (one profile), :func:`judge_runs` (medians of repeats) and :func:`judge_baseline`
+  give a :class:`Verdict`, one :class:`CheckResult` per limit, with :class:`Blame` for a breach;
+- :func:`verdict_text`, :func:`verdict_json` and :func:`bencher_bmf` render them.
+
+Importing it stays light: no rich, no TOML reader, no statistics until they are used.
+"""
+
+from __future__ import annotations
+
+from memgauge.gate._budget import METRICS, Budget, BudgetError, Limit, parse_budget
+from memgauge.gate._config import ConfigError, GateConfig, load_config, resolve_budget
+from memgauge.gate._render import bencher_bmf, result_line, verdict_json, verdict_text
+from memgauge.gate._verdict import Blame, CheckResult, Verdict, judge, judge_baseline, judge_runs, measure
+
+__all__ = [
+    "METRICS",
+    "Blame",
+    "Budget",
+    "BudgetError",
+    "CheckResult",
+    "ConfigError",
+    "GateConfig",
+    "Limit",
+    "Verdict",
+    "bencher_bmf",
+    "judge",
+    "judge_baseline",
+    "judge_runs",
+    "load_config",
+    "measure",
+    "parse_budget",
+    "resolve_budget",
+    "result_line",
+    "verdict_json",
+    "verdict_text",
+]

@@ -1,0 +1,430 @@
+"""Verdicts: a profile (or the medians of several) judged against a budget or against baselines.
+
+What each limit measures:
+
+- ``rss``: the resident peak of the whole process tree (``profile.peak.resident_bytes``);
+  ``phase.rss``: the highest resident peak among the records of that phase name, in any process
+  (a lower bound, said in the note, when a record's peak is not exact);
+- ``wall``: the run's wall time; ``phase.wall``: the summed duration of that name's records, as the
+  report's phase table sums them;
+- ``cpu``: user + system time of the tree; per phase it is not recorded: unmeasured;
+- ``gpu``: no profile carries a GPU figure yet: unmeasured.
+
+An unmeasured limit (the phase never ran, no GPU figure) never fails; its note says why. A limit is
+inclusive: measuring exactly the limit passes.
+
+Blame, for a failed limit, is what to look at first:
+
+- whole-run ``rss``: the largest entry of ``peak.attribution`` that is a real line (pseudo-lines
+  such as ``<startup>`` or ``<inherited>`` only when there is no real one: a budget is fixed in the
+  program's code), and the innermost phase open at the peak's moment, in that line's process when
+  one of its phases was open then (else in any process);
+- ``phase.rss``: that phase (the pid of its highest record), and the line as above only when the
+  peak's moment lies inside one of that phase's records in the line's process (else the tree's
+  peak tells nothing about the phase);
+- whole-run ``wall`` / ``cpu``: the phase with the most time of its own (its records' durations
+  less the phases nested in them: an enclosing ``main`` phase would always be the longest), and
+  the line with the most sampled time (all of it for wall, CPU only for cpu), a line of the
+  program's own code when there is one;
+- ``phase.wall``: that phase (the pid of its longest record); lines are not recorded per phase.
+
+With several runs (``judge_runs``, ``judge_baseline``) each limit judges the median, and blame comes
+from the run whose figure for that limit is the median (the lower of the two middle ones for an
+even count): the run that stands for the figure shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memgauge._profile import Attribution, PhaseRecord, Profile
+from memgauge.gate._budget import METRICS, Budget, Limit
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+__all__ = ["Blame", "CheckResult", "Verdict", "judge", "judge_baseline", "judge_runs", "measure"]
+
+PASS, FAIL, UNMEASURED = "pass", "fail", "unmeasured"
+NO_GPU_NOTE = "no GPU figure in this profile (memgauge does not measure GPU memory yet)"
+PHASE_CPU_NOTE = "CPU time is not recorded per phase"
+LOWER_BOUND_NOTE = "a lower bound: the phase's peak is not exact"
+
+
+@dataclass(frozen=True)
+class Blame:
+    """Where a breach came from. ``phase``: the innermost phase open at the peak (or the phase of a
+    per-phase limit); ``file``/``line``/``function``/``source``: the line; ``bytes``: what that line
+    held at the peak (memory limits); ``seconds``: its sampled time (time limits)."""
+
+    phase: str | None = None
+    pid: int | None = None
+    file: str | None = None
+    line: int | None = None
+    function: str | None = None
+    source: str | None = None
+    bytes: int | None = None
+    seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One limit judged. ``measured`` is bytes or seconds, None when not measured; ``status`` is
+    "pass", "fail" or "unmeasured"; ``baseline``: the baseline median a baseline limit was made
+    from, None for a budget's limit."""
+
+    limit: Limit
+    measured: float | None
+    status: str
+    blame: Blame | None = None
+    note: str = ""
+    baseline: float | None = None
+
+    @property
+    def margin(self) -> float | None:
+        """``limit - measured``: the room left, negative when over; None when not measured."""
+        return None if self.measured is None else self.limit.value - self.measured
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The results, in the budget's order. ``program_failed``: the program (a run of it) exited
+    non-zero or was killed; a run stopped by an enforced limit of the budget counts as that limit
+    failed instead. ``program_status`` says how it ended ("exit 0", "exit 1", "killed by SIGKILL",
+    "killed by the OOM killer", "stopped by memgauge: ..."). ``runs``: how many profiles were
+    judged (medians when more than one)."""
+
+    results: tuple[CheckResult, ...]
+    program_failed: bool = False
+    program_status: str = ""
+    runs: int = 1
+    baselines: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """No limit failed (an unmeasured one does not fail; a failed program is not a breach)."""
+        return all(r.status != FAIL for r in self.results)
+
+    @property
+    def failed(self) -> tuple[CheckResult, ...]:
+        return tuple(r for r in self.results if r.status == FAIL)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for ``json.dumps(..., allow_nan=False)``: bytes as integers where whole."""
+        return {
+            "ok": self.ok,
+            "program_failed": self.program_failed,
+            "program_status": self.program_status,
+            "runs": self.runs,
+            "baselines": self.baselines,
+            "limits": len(self.results),
+            "failed": len(self.failed),
+            "unmeasured": sum(r.status == UNMEASURED for r in self.results),
+            "results": [_result_dict(r) for r in self.results],
+        }
+
+
+def _result_dict(r: CheckResult) -> dict[str, Any]:
+    unit = r.limit.unit
+    return {
+        "key": r.limit.key,
+        "metric": r.limit.metric,
+        "phase": r.limit.phase,
+        "unit": unit,
+        "limit": _number(r.limit.value, unit),
+        "text": r.limit.text,
+        "measured": _number(r.measured, unit),
+        "margin": _number(r.margin, unit),
+        "status": r.status,
+        "note": r.note,
+        "baseline": _number(r.baseline, unit),
+        "blame": None if r.blame is None else _blame_dict(r.blame),
+    }
+
+
+def _blame_dict(b: Blame) -> dict[str, Any]:
+    return {
+        "phase": b.phase,
+        "pid": b.pid,
+        "file": b.file,
+        "line": b.line,
+        "function": b.function,
+        "source": b.source,
+        "bytes": b.bytes,
+        "seconds": b.seconds,
+    }
+
+
+def _number(value: float | None, unit: str) -> int | float | None:
+    if value is None:
+        return None
+    if unit == "bytes" and float(value).is_integer():
+        return int(value)
+    return float(value)
+
+
+# --- measuring ---------------------------------------------------------------------------------
+
+
+def measure(profile: Profile, metric: str, phase: str | None = None) -> tuple[float | None, str]:
+    """The figure a ``metric`` limit judges in ``profile`` (of ``phase``, None for the whole run),
+    and a note: why it is None, or what to know about it ("" when nothing)."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}")
+    if metric == "gpu":
+        return None, NO_GPU_NOTE
+    if phase is None:
+        if metric == "rss":
+            return float(profile.peak.resident_bytes), ""
+        if metric == "wall":
+            return profile.wall_seconds, ""
+        return profile.cpu.user_seconds + profile.cpu.system_seconds, ""
+    records = [p for p in profile.phases if p.name == phase]
+    if not records:
+        return None, f"phase '{phase}' did not run"
+    if metric == "cpu":
+        return None, PHASE_CPU_NOTE
+    if metric == "rss":
+        exact = all(p.peak_exact for p in records)
+        return float(max(p.peak_resident_bytes for p in records)), "" if exact else LOWER_BOUND_NOTE
+    return sum(max(0.0, p.duration_seconds) for p in records), ""
+
+
+# --- judging -----------------------------------------------------------------------------------
+
+
+def judge(profile: Profile, budget: Budget) -> Verdict:
+    """``profile`` against ``budget``: one result per limit, in the budget's order."""
+    return judge_runs([profile], budget)
+
+
+def judge_runs(runs: Sequence[Profile], budget: Budget) -> Verdict:
+    """Several runs of one program against ``budget``: each limit judges the median of the runs'
+    figures (over the runs where it was measured: a phase may not run every time). A run stopped
+    by an enforced limit fails that limit whatever the median, since its figures stop at the
+    limit."""
+    if not runs:
+        raise ValueError("judge_runs needs at least one profile")
+    results = []
+    stops = [(i, _stopped_metric(run)) for i, run in enumerate(runs)]
+    for limit in budget.limits:
+        result = _judge_limit(runs, limit)
+        stopped = [i for i, metric in stops if metric == limit.metric and limit.phase is None]
+        if stopped:
+            i = stopped[0]
+            where = f" (run {i + 1} of {len(runs)})" if len(runs) > 1 else ""
+            note = f"stopped by --enforce{where}: {runs[i].exit.stopped_by}"
+            result = CheckResult(
+                limit, result.measured, FAIL, _blame(runs[i], limit), _join(note, result.note)
+            )
+        results.append(result)
+    failed, status = _program_status(runs, budget)
+    return Verdict(tuple(results), failed, status, runs=len(runs))
+
+
+def judge_baseline(
+    runs: Sequence[Profile],
+    baselines: Sequence[Profile],
+    *,
+    max_memory_increase: float | None,
+    max_time_increase: float | None,
+) -> Verdict:
+    """The medians of ``runs`` against the medians of ``baselines``: rss, wall and cpu of the whole
+    run, then rss and wall of each phase name both sides ran (in first-start order of the runs).
+    A limit is ``baseline median * (1 + tolerance)``; memory limits take ``max_memory_increase``,
+    time limits ``max_time_increase``, and a tolerance of None leaves that kind out."""
+    from fractions import Fraction
+
+    if not runs or not baselines:
+        raise ValueError("judge_baseline needs at least one run and one baseline")
+    if any(t is not None and t < 0 for t in (max_memory_increase, max_time_increase)):
+        raise ValueError("a tolerance cannot be negative")
+    keys: list[tuple[str, str | None]] = [("rss", None), ("wall", None), ("cpu", None)]
+    for name in phase_names(runs):
+        if any(p.name == name for b in baselines for p in b.phases):
+            keys += [("rss", name), ("wall", name)]
+    results = []
+    for metric, phase in keys:
+        tolerance = max_memory_increase if METRICS[metric] == "bytes" else max_time_increase
+        if tolerance is None:
+            continue
+        base = _median([v for v, _ in (measure(b, metric, phase) for b in baselines) if v is not None])
+        if base is None:
+            continue
+        key = metric if phase is None else f"{phase}.{metric}"
+        # exact arithmetic: 400 MiB + 25% is 500 MiB, not 500 MiB and a rounding error to fail on
+        value = float(Fraction(base) * (1 + Fraction(repr(tolerance))))
+        text = f"{key} <= baseline {_format(base, metric)} + {_percent(tolerance)}"
+        results.append(_judge_limit(runs, Limit(metric, value, phase, text), baseline=base))
+    failed, status = _program_status(runs, Budget())
+    return Verdict(tuple(results), failed, status, runs=len(runs), baselines=len(baselines))
+
+
+def _judge_limit(runs: Sequence[Profile], limit: Limit, *, baseline: float | None = None) -> CheckResult:
+    figures = [(measure(run, limit.metric, limit.phase), i) for i, run in enumerate(runs)]
+    measured = sorted((value, i) for (value, _), i in figures if value is not None)
+    if not measured:
+        return CheckResult(limit, None, UNMEASURED, note=figures[0][0][1], baseline=baseline)
+    median = _median([value for value, _ in measured])
+    assert median is not None
+    # the run that stands for the median: the lower middle one for an even count
+    middle = measured[(len(measured) - 1) // 2][1]
+    notes = [figures[middle][0][1], _error_bound_note(runs[middle], limit, median)]
+    if limit.phase is not None and len(measured) < len(runs):
+        notes.append(f"phase '{limit.phase}' ran in {len(measured)} of {len(runs)} runs")
+    status = FAIL if median > limit.value else PASS
+    blame = _blame(runs[middle], limit) if status == FAIL else None
+    return CheckResult(limit, median, status, blame, _join(*notes), baseline)
+
+
+def _error_bound_note(run: Profile, limit: Limit, measured: float) -> str:
+    """A note when the whole-run peak is nearer the limit than its error bound: the verdict goes by
+    the figure measured, but the true peak may lie on the other side (above the figure for the
+    sampled methods, below it for the cgroup ones; see docs/measurement.md)."""
+    bound = run.peak.error_bound_bytes
+    if limit.metric != "rss" or limit.phase is not None or bound <= 0 or abs(limit.value - measured) > bound:
+        return ""
+    from memgauge._units import format_bytes
+
+    return f"within the peak's error bound ({format_bytes(bound)}, {run.peak.method or 'unknown method'})"
+
+
+def _program_status(runs: Sequence[Profile], budget: Budget) -> tuple[bool, str]:
+    """Whether the program failed, and how the runs ended: the first bad end, else the first run's.
+    A run stopped by an enforced limit that ``budget`` holds is a breach (that limit fails), not a
+    failure of the program; stopped by a limit the budget does not hold, it is one."""
+    from memgauge.analysis._summary import exit_text
+
+    enforced = {limit.metric for limit in budget.limits if limit.phase is None}
+    bad: list[tuple[bool, str]] = []
+    for i, run in enumerate(runs):
+        text, tone = exit_text(run)
+        if tone == "bad":
+            where = f" (run {i + 1} of {len(runs)})" if len(runs) > 1 else ""
+            bad.append((_stopped_metric(run) not in enforced, text + where))
+    failures = [text for failed, text in bad if failed]
+    if failures:
+        return True, failures[0]
+    return False, bad[0][1] if bad else exit_text(runs[0])[0]
+
+
+def _stopped_metric(run: Profile) -> str | None:
+    """The metric of the enforced limit that stopped ``run`` (its ``exit.stopped_by`` starts
+    "rss ...", "wall time ..." or "CPU time ..."), None when it was not stopped."""
+    reason = (run.exit.stopped_by or "").lower()
+    return next((m for m in ("rss", "wall", "cpu") if reason.startswith(m)), None)
+
+
+def _median(values: list[float]) -> float | None:
+    # statistics is imported on first use: it imports random, hashlib and more
+    import statistics
+
+    return statistics.median(values) if values else None
+
+
+def phase_names(runs: Sequence[Profile]) -> list[str]:
+    names: dict[str, None] = {}
+    for run in runs:
+        for p in sorted(run.phases, key=lambda p: p.start_seconds):
+            names.setdefault(p.name)
+    return list(names)
+
+
+def _join(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
+def _format(value: float, metric: str) -> str:
+    from memgauge._units import format_bytes, format_seconds
+
+    return format_bytes(value) if METRICS[metric] == "bytes" else format_seconds(value)
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction * 100:.4g}%"
+
+
+# --- blame -------------------------------------------------------------------------------------
+
+
+def _blame(profile: Profile, limit: Limit) -> Blame | None:
+    if limit.metric == "rss":
+        return _memory_blame(profile, limit.phase)
+    if limit.metric in ("wall", "cpu"):
+        return _time_blame(profile, limit.metric, limit.phase)
+    return None
+
+
+def _memory_blame(profile: Profile, phase: str | None) -> Blame:
+    at = profile.peak.at_seconds
+    entries = _real_first(profile.peak.attribution)
+    if phase is None:
+        entry = entries[0] if entries else None
+        pid = entry.pid if entry is not None else None
+        inner = _innermost(profile.phases, at, pid)
+        if inner is None and pid is not None:
+            inner = _innermost(profile.phases, at, None)
+        return _line_blame(entry, inner.name if inner else None, pid if pid is not None else _pid(inner))
+    records = [p for p in profile.phases if p.name == phase]
+    highest = max(records, key=lambda p: p.peak_resident_bytes, default=None)
+    open_in = {p.pid for p in records if _contains(p, at)}
+    entry = next((e for e in entries if e.pid in open_in), None)
+    return _line_blame(entry, phase, entry.pid if entry is not None else _pid(highest))
+
+
+def _line_blame(entry: Attribution | None, phase: str | None, pid: int | None) -> Blame:
+    if entry is None:
+        return Blame(phase=phase, pid=pid)
+    return Blame(phase, pid, entry.file, entry.line, entry.function, entry.source, entry.bytes)
+
+
+def _time_blame(profile: Profile, metric: str, phase: str | None) -> Blame:
+    if phase is not None:
+        records = [p for p in profile.phases if p.name == phase]
+        longest = max(records, key=lambda p: p.duration_seconds, default=None)
+        return Blame(phase=phase, pid=_pid(longest))
+    from memgauge.analysis._lines import top_lines
+
+    by = "time" if metric == "wall" else "cpu"
+    rows = top_lines(profile, 1, by=by, user_only=True) or top_lines(profile, 1, by=by)
+    own = _most_own_time(profile.phases)
+    if not rows:
+        return Blame(phase=own)
+    s = rows[0].stats
+    seconds = s.cpu_python_seconds + s.cpu_native_seconds + (s.wait_seconds if by == "time" else 0.0)
+    return Blame(own, s.pid, s.file, s.line, s.function, s.source, seconds=seconds)
+
+
+def _real_first(entries: list[Attribution]) -> list[Attribution]:
+    """Largest first, real lines before pseudo-lines (``<startup>``, ``<inherited>``, ...)."""
+    return sorted(entries, key=lambda e: (e.file.startswith("<"), -e.bytes))
+
+
+def _contains(p: PhaseRecord, at: float | None) -> bool:
+    return at is not None and p.start_seconds <= at <= p.end_seconds
+
+
+def _innermost(phases: list[PhaseRecord], at: float | None, pid: int | None) -> PhaseRecord | None:
+    """The deepest phase open at ``at`` (in process ``pid``, any when None); the latest to start
+    among equals."""
+    open_ = [p for p in phases if _contains(p, at) and (pid is None or p.pid == pid)]
+    return max(open_, key=lambda p: (p.depth, p.start_seconds), default=None)
+
+
+def _pid(record: PhaseRecord | None) -> int | None:
+    return None if record is None else record.pid
+
+
+def _most_own_time(phases: list[PhaseRecord]) -> str | None:
+    """The phase name with the most time of its own: its records' durations less those of the
+    records nested directly in them."""
+    own = [max(0.0, p.duration_seconds) for p in phases]
+    for p in phases:
+        if p.parent is not None and 0 <= p.parent < len(phases):
+            own[p.parent] -= max(0.0, p.duration_seconds)
+    totals: dict[str, float] = {}
+    for p, seconds in zip(phases, own, strict=True):
+        totals[p.name] = totals.get(p.name, 0.0) + max(0.0, seconds)
+    return max(totals, key=lambda name: totals[name], default=None)

@@ -1,0 +1,397 @@
+"""memgauge's pytest plugin: memory and time budgets per test. Enabled by installing memgauge (the
+``pytest11`` entry point ``memgauge``; ``-p no:memgauge`` turns it off).
+
+    @pytest.mark.memory_budget(rss="200MiB", wall="2s")     # or memory_budget("rss=200MiB wall=2s")
+    def test_fit(): ...
+
+    pytest --memgauge-budget "rss=1GiB"                     # a default for every test (ini: memgauge_budget)
+    pytest --memgauge-json budgets.json                     # every budgeted test's figures
+
+Only budgeted tests are measured: the test's call (not its fixtures' set-up or tear-down) runs
+inside ``memgauge.profile(lines=True, children=True)``. Its ``rss`` is its *growth*: the resident
+peak of the process tree during the call minus the tree's resident size when the call began, so
+what pytest, earlier tests and module-level caches already held is not the test's; processes the
+test starts count in full. ``phase.rss`` is counted the same way, from the process's resident size
+at the start. ``wall`` and ``cpu`` are the call's (CPU of the process and of its descendants).
+
+Without a budget anywhere the plugin costs a few dictionary look-ups per test: this module imports
+nothing heavy (no rich, no memray, not even the gate), and the gate and the capture code load only
+once a budget is given. PYTEST_DONT_REWRITE: no assertion of pytest's to rewrite here, so no
+rewriting cost either.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+
+    from memgauge._profile import Profile
+    from memgauge.capture._inprocess import profile as measurement
+    from memgauge.gate import Budget, CheckResult, Verdict
+
+MARKER = "memory_budget"
+# the attribute a call report carries its figures in: plain data, so xdist sends it to the controller
+_REPORT_ATTR = "memgauge"
+RSS_DEFINITION = (
+    "rss is the test's growth: the resident peak of its process tree during the call, minus the "
+    "tree's resident size when the call began (processes the test starts count in full)"
+)
+_SUMMARY_ROWS = 20
+
+
+_STATE = pytest.StashKey["_Session"]()
+_BUDGET = pytest.StashKey["Budget"]()
+_RECORD = pytest.StashKey[dict[str, Any]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("memgauge", "memory and time budgets per test (memgauge)")
+    group.addoption(
+        "--memgauge-budget",
+        dest="memgauge_budget",
+        default=None,
+        metavar="SPEC",
+        help="default budget of every test, e.g. 'rss=1GiB wall=30s' (over the memgauge_budget ini "
+        "option; '' for none); a memory_budget marker overrides it key by key",
+    )
+    group.addoption(
+        "--memgauge-json",
+        dest="memgauge_json",
+        default=None,
+        metavar="PATH",
+        help="write every budgeted test's figures (rss growth, wall, cpu, limits, status, line) as JSON",
+    )
+    parser.addini("memgauge_budget", "default budget of every test, e.g. rss=1GiB (memgauge)", default="")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(spec=None, **limits): memgauge budget of the test, e.g. {MARKER}(rss='200MiB', "
+        f"wall='2s') or {MARKER}('rss=200MiB fit.rss=100MiB'); {MARKER}(None) takes the test out of "
+        f"the default budget, {MARKER}(rss=None) one key of it",
+    )
+    cli = config.getoption("memgauge_budget")
+    spec, source = (cli, "--memgauge-budget") if cli is not None else (config.getini("memgauge_budget"), "")
+    default = None
+    if str(spec).strip():
+        default = _parse(str(spec), source or "memgauge_budget (ini)")
+    json_path = config.getoption("memgauge_json")
+    if json_path is not None:
+        json_path = os.path.join(str(config.invocation_params.dir), json_path)
+        if not hasattr(config, "workerinput"):
+            from memgauge._errors import OutputError
+            from memgauge._files import check_output
+
+            try:
+                check_output(json_path, "--memgauge-json")
+            except OutputError as e:
+                raise pytest.UsageError(f"memgauge: {e.message}") from None
+    session = _Session(config, default or None, json_path)
+    config.stash[_STATE] = session
+    config.pluginmanager.register(session, "memgauge-session")
+
+
+def _parse(spec: str | list[str], source: str) -> Budget:
+    from memgauge.gate import BudgetError, parse_budget
+
+    try:
+        budget = parse_budget(spec, source=source)
+    except BudgetError as e:
+        # pytest prints a UsageError as "ERROR: ..." and exits 4, as for its own bad options
+        raise pytest.UsageError(f"memgauge: {e.message}") from None
+    return budget
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return
+    for item in items:
+        budget = _item_budget(item, state.default)
+        if budget:
+            item.stash[_BUDGET] = budget
+
+
+def _item_budget(item: pytest.Item, default: Budget | None) -> Budget | None:
+    """The default budget with the test's markers over it, key by key; the closest marker (the
+    function's, then its class's, then its module's) wins."""
+    markers = list(item.iter_markers(MARKER))
+    if not markers:
+        return default
+    from memgauge.gate import Budget
+
+    budget = default or Budget()
+    for mark in reversed(markers):  # the farthest first, so that the closest is applied last
+        if len(mark.args) > 1 or (mark.args and not (mark.args[0] is None or isinstance(mark.args[0], str))):
+            raise pytest.UsageError(
+                f"memgauge: {item.nodeid}: {MARKER} takes one spec string (or None) and limits as "
+                f"keywords, e.g. {MARKER}(rss='200MiB'), not {mark.args!r}"
+            )
+        source = f"{MARKER} marker of {item.nodeid}"
+        if mark.args and mark.args[0] is None:
+            budget = Budget()  # out of the default, and of the farther markers
+        elif mark.args and mark.args[0].strip():
+            budget = budget.merged(_parse(mark.args[0], source))
+        dropped = {key for key, value in mark.kwargs.items() if value is None}
+        tokens = [f"{key}={value}" for key, value in mark.kwargs.items() if value is not None]
+        if tokens:
+            budget = budget.merged(_parse(tokens, source))
+        if dropped:
+            budget = Budget(
+                tuple(limit for limit in budget.limits if limit.key not in dropped), budget.policy
+            )
+    return budget
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
+    # the innermost wrapper (trylast), so that the measurement covers the test and little else
+    budget = item.stash.get(_BUDGET, None)
+    if budget is None:
+        yield
+        return
+    from memgauge.capture._inprocess import profile
+
+    prof = profile(lines=True, children=True)
+    with prof:
+        outcome = yield
+    if prof.profile is None or _skipped(outcome):
+        return
+    state = item.config.stash[_STATE]
+    item.stash[_RECORD] = _judge(item, budget, prof.profile, prof, state.rootdir)
+
+
+def _skipped(outcome: Any) -> bool:
+    excinfo = getattr(outcome, "excinfo", None)
+    return excinfo is not None and isinstance(excinfo[1], pytest.skip.Exception)
+
+
+def _growth(profile: Profile, start_tree: int, start_process: int) -> Profile:
+    """The profile with every resident figure counted from the call's start (see the module's
+    doc); the pseudo-line holding what the process had before is dropped from the attribution."""
+    from dataclasses import replace
+
+    pid = profile.processes[0].pid if profile.processes else os.getpid()
+    peak = replace(
+        profile.peak,
+        resident_bytes=max(0, profile.peak.resident_bytes - start_tree),
+        attribution=[a for a in profile.peak.attribution if not (a.pid == pid and a.file == "<before>")],
+    )
+    phases = [
+        replace(ph, peak_resident_bytes=max(0, ph.peak_resident_bytes - start_process))
+        if ph.pid == pid
+        else ph
+        for ph in profile.phases
+    ]
+    return replace(profile, peak=peak, phases=phases)
+
+
+def _judge(
+    item: pytest.Item, budget: Budget, profile: Profile, prof: measurement, rootdir: str
+) -> dict[str, Any]:
+    from memgauge.gate import judge
+
+    start_tree = prof.start_resident_bytes
+    grown = _growth(profile, start_tree, prof.start_process_resident_bytes)
+    verdict = judge(grown, budget)
+    return {
+        "nodeid": item.nodeid,
+        "status": "pass" if verdict.ok else "fail",
+        "rss_bytes": grown.peak.resident_bytes,
+        "tree_peak_bytes": profile.peak.resident_bytes,
+        "start_bytes": start_tree,
+        "wall_seconds": round(profile.wall_seconds, 6),
+        "cpu_seconds": round(profile.cpu.user_seconds + profile.cpu.system_seconds, 6),
+        "limits": {limit.key: _number(limit.value, limit.metric) for limit in budget.limits},
+        "checks": [_check(result, rootdir) for result in verdict.results],
+        "message": _message(verdict, grown, start_tree, rootdir) if not verdict.ok else "",
+    }
+
+
+def _number(value: float | None, metric: str) -> int | float | None:
+    # bytes as integers, seconds as they are: what a dashboard reads without surprise
+    if value is None:
+        return None
+    return int(value) if metric in ("rss", "gpu") else round(float(value), 6)
+
+
+def _check(result: CheckResult, rootdir: str) -> dict[str, Any]:
+    blame = result.blame
+    metric = result.limit.metric
+    return {
+        "key": result.limit.key,
+        "limit": _number(result.limit.value, metric),
+        "measured": _number(result.measured, metric),
+        "status": result.status,
+        "margin": _number(result.margin, metric),
+        "note": result.note,
+        "line": None
+        if blame is None or not blame.file
+        else {
+            "where": _where(blame.file, blame.line or 0, rootdir),
+            "file": blame.file,
+            "line": blame.line,
+            "function": blame.function,
+            "source": blame.source,
+            "pid": blame.pid,
+            "phase": blame.phase,
+            "bytes": blame.bytes,
+        },
+    }
+
+
+def _amount(metric: str, value: float) -> str:
+    from memgauge._units import format_bytes, format_seconds
+
+    return format_bytes(value) if metric in ("rss", "gpu") else format_seconds(value)
+
+
+def _message(verdict: Verdict, grown: Profile, start_tree: int, rootdir: str) -> str:
+    from memgauge._units import format_bytes
+
+    lines = []
+    for result in verdict.results:
+        if result.status != "fail" or result.measured is None:
+            continue
+        limit = result.limit
+        kind = "memory" if limit.metric in ("rss", "gpu") else "time"
+        over = float(result.measured) - limit.value
+        text = (
+            f"{kind} budget exceeded: {limit.key} {_amount(limit.metric, result.measured)} > "
+            f"{_amount(limit.metric, limit.value)} (over by {_amount(limit.metric, over)})"
+        )
+        blame = result.blame
+        if blame is not None and blame.phase and limit.phase is None:
+            text += f" in phase {blame.phase}"
+        if blame is not None and blame.file:
+            text += f" at {_where(blame.file, blame.line or 0, rootdir)}"
+            if blame.source:
+                text += f" {_quoted(blame.source)}"
+            own = grown.processes[0].pid if grown.processes else None
+            if blame.pid is not None and blame.pid != own:
+                text += f" (process {blame.pid})"
+        elif limit.metric == "rss" and not grown.lines:
+            # a sampler of memgauge run's already samples this process: the lines are in its profile
+            text += " (no line: this process's lines are sampled elsewhere)"
+        elif limit.metric == "rss":
+            # the sampler saw no line above the start: a peak shorter than its interval, or made and
+            # released by C code that kept the GIL (the process's own VmHWM still caught it)
+            text += " (no line: the peak was too brief for the line sampler)"
+        lines.append(text)
+    if any(r.status == "fail" and r.limit.metric == "rss" for r in verdict.results):
+        peak = grown.peak.resident_bytes + start_tree
+        lines.append(
+            f"  rss is the test's growth: the resident peak of its process tree, {format_bytes(peak)}, "
+            f"minus the {format_bytes(start_tree)} it held when the test began (processes the test "
+            "starts count in full)"
+        )
+    return "\n".join(lines)
+
+
+def _where(file: str, line: int, rootdir: str) -> str:
+    from memgauge.analysis._lines import short_path
+
+    return f"{short_path(file, rootdir)}:{line}" if line else short_path(file, rootdir)
+
+
+def _quoted(source: str, width: int = 60) -> str:
+    text = " ".join(source.split())
+    return "'" + (text if len(text) <= width else text[: width - 3] + "...") + "'"
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    # the outermost wrapper (tryfirst): it sees the report after xfail and the like made it
+    outcome = yield
+    if call.when != "call":
+        return
+    record = item.stash.get(_RECORD, None)
+    if record is None:
+        return
+    report: pytest.TestReport = outcome.get_result()
+    setattr(report, _REPORT_ATTR, record)
+    if record["status"] != "fail":
+        return
+    if report.passed and not hasattr(report, "wasxfail"):
+        # the test ran to its end: the breach is its failure
+        report.outcome = "failed"
+        report.longrepr = record["message"]
+    else:
+        # the test's own failure (or xfail) stands; the breach goes beside it
+        report.sections.append(("memgauge budget", record["message"]))
+
+
+class _Session:
+    """Per session, registered as a plugin of its own in ``pytest_configure``: no module-level
+    state, so a pytest run in-process (pytester) or an xdist worker each get their own. Records
+    arrive with the call reports, so under xdist they gather in the controller, which writes the
+    summary and the JSON."""
+
+    def __init__(self, config: pytest.Config, default: Budget | None, json_path: str | None) -> None:
+        self.config = config
+        self.default = default
+        self.json_path = json_path
+        self.rootdir = str(config.rootpath)
+        self.records: list[dict[str, Any]] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = getattr(report, _REPORT_ATTR, None)
+        if report.when == "call" and isinstance(record, dict):
+            self.records.append(record)
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if not self.records:
+            return
+        from memgauge._units import format_bytes, format_seconds
+
+        terminalreporter.section("memgauge: budgeted tests")
+        failed = [r for r in self.records if r["status"] == "fail"]
+        shown = failed + sorted(
+            (r for r in self.records if r["status"] != "fail"), key=lambda r: -int(r["rss_bytes"])
+        )
+        rows = shown[: max(_SUMMARY_ROWS, len(failed))]
+        terminalreporter.write_line(f"{'rss':>9}  {'wall':>8}  {'cpu':>8}  status  test")
+        for r in rows:
+            limits = " ".join(
+                c["key"] + "=" + _amount(c["key"].rpartition(".")[2], c["limit"]) for c in r["checks"]
+            )
+            terminalreporter.write_line(
+                f"{format_bytes(r['rss_bytes']):>9}  {format_seconds(r['wall_seconds']):>8}  "
+                f"{format_seconds(r['cpu_seconds']):>8}  {r['status'].upper():<6}  {r['nodeid']}  ({limits})"
+            )
+        if len(self.records) > len(rows):
+            terminalreporter.write_line(
+                f"... and {len(self.records) - len(rows)} more within budget (--memgauge-json lists all)"
+            )
+        terminalreporter.write_line(RSS_DEFINITION)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.json_path is None or hasattr(self.config, "workerinput"):
+            return
+        import json
+
+        from memgauge._errors import OutputError
+        from memgauge._files import write_output
+        from memgauge._version import __version__
+
+        data = {"memgauge_version": __version__, "rss": RSS_DEFINITION, "tests": self.records}
+        try:
+            write_output(self.json_path, json.dumps(data, indent=2) + "\n", "--memgauge-json")
+        except OutputError as e:
+            terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+            if terminal is not None:
+                terminal.write_line(f"memgauge: {e.message}", red=True)
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(_STATE, None)
+    if session is not None:
+        config.pluginmanager.unregister(session)
+        del config.stash[_STATE]
