@@ -8,7 +8,6 @@ tests/test_compare.py`` (which then fails on purpose), review ``git diff tests/g
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -34,8 +33,8 @@ from memgauge.analysis import Comparison, ComparisonRow, LineComparison, PhaseCo
 from memgauge.render import MarkdownComparisonRenderer, TerminalComparisonRenderer, comparison_headline
 from memgauge.render._compare import _md_code, _md_text, format_delta, format_ratio, format_value
 from tests.conftest import MIB, PROGRAMS
+from tests.golden_check import as_another_machine, check_golden
 
-GOLDEN = Path(__file__).parent / "golden"
 FAKE_CWD = "/srv/proj"
 TRAIN = f"{FAKE_CWD}/train.py"
 MODELS = f"{FAKE_CWD}/models.py"
@@ -560,37 +559,9 @@ CASES: dict[str, Callable[[], str]] = {
 }
 
 
-def _check(name: str, actual: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("MEMGAUGE_UPDATE_GOLDEN") == "1":
-        path.parent.mkdir(exist_ok=True)
-        path.write_bytes(actual.encode("utf-8"))
-        pytest.fail(
-            f"rewrote {path}: review `git diff {path}`, then run again without MEMGAUGE_UPDATE_GOLDEN",
-            pytrace=False,
-        )
-    if not path.exists():
-        pytest.fail(f"no golden file {path}: create it with MEMGAUGE_UPDATE_GOLDEN=1", pytrace=False)
-    # bytes, not read_text: no newline translation may hide a difference
-    expected = path.read_bytes().decode("utf-8")
-    if actual != expected:
-        diff = "".join(
-            difflib.unified_diff(
-                expected.splitlines(keepends=True),
-                actual.splitlines(keepends=True),
-                fromfile=f"tests/golden/{name} (expected)",
-                tofile=f"{name} (rendered now)",
-            )
-        )
-        pytest.fail(
-            f"{name} differs from its golden file (MEMGAUGE_UPDATE_GOLDEN=1 rewrites it):\n{diff}",
-            pytrace=False,
-        )
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_golden(name: str) -> None:
-    _check(name, CASES[name]())
+    check_golden(name, CASES[name]())
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -598,21 +569,8 @@ def test_golden_does_not_depend_on_the_machine(
     name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Another home directory, working directory and terminal give the same bytes."""
-    if os.environ.get("MEMGAUGE_UPDATE_GOLDEN") == "1":
-        pytest.skip("golden files are being rewritten")
-    monkeypatch.chdir(tmp_path)
-    for var, value in {
-        "HOME": "/srv",
-        "COLUMNS": "20",
-        "LINES": "5",
-        "TERM": "dumb",
-        "FORCE_COLOR": "1",
-        "TTY_COMPATIBLE": "1",
-        "NO_COLOR": "1",
-        "LANG": "C",
-    }.items():
-        monkeypatch.setenv(var, value)
-    _check(name, CASES[name]())
+    as_another_machine(monkeypatch, tmp_path, "/srv")
+    check_golden(name, CASES[name]())
 
 
 # --- two real runs --------------------------------------------------------------------------------

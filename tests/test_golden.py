@@ -11,8 +11,6 @@ pseudo-file, so ``short_path`` shortens them the same on any machine whatever it
 
 from __future__ import annotations
 
-import difflib
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,8 +32,8 @@ from memgauge._profile import (
     Timeline,
 )
 from memgauge.render import MarkdownRenderer, TerminalRenderer
+from tests.golden_check import as_another_machine, check_golden
 
-GOLDEN = Path(__file__).parent / "golden"
 FAKE_CWD = "/home/u/proj"
 KIB = 1 << 10
 MIB = 1 << 20
@@ -206,37 +204,9 @@ CASES: dict[str, Callable[[], str]] = {
 }
 
 
-def _check(name: str, actual: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("MEMGAUGE_UPDATE_GOLDEN") == "1":
-        path.parent.mkdir(exist_ok=True)
-        path.write_bytes(actual.encode("utf-8"))
-        pytest.fail(
-            f"rewrote {path}: review `git diff {path}`, then run again without MEMGAUGE_UPDATE_GOLDEN",
-            pytrace=False,
-        )
-    if not path.exists():
-        pytest.fail(f"no golden file {path}: create it with MEMGAUGE_UPDATE_GOLDEN=1", pytrace=False)
-    # bytes, not read_text: no newline translation may hide a difference
-    expected = path.read_bytes().decode("utf-8")
-    if actual != expected:
-        diff = "".join(
-            difflib.unified_diff(
-                expected.splitlines(keepends=True),
-                actual.splitlines(keepends=True),
-                fromfile=f"tests/golden/{name} (expected)",
-                tofile=f"{name} (rendered now)",
-            )
-        )
-        pytest.fail(
-            f"{name} differs from its golden file (MEMGAUGE_UPDATE_GOLDEN=1 rewrites it):\n{diff}",
-            pytrace=False,
-        )
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_golden(name: str) -> None:
-    _check(name, CASES[name]())
+    check_golden(name, CASES[name]())
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -244,18 +214,5 @@ def test_reports_do_not_depend_on_the_machine(
     name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Another home directory, working directory and terminal give the same bytes."""
-    if os.environ.get("MEMGAUGE_UPDATE_GOLDEN") == "1":
-        pytest.skip("golden files are being rewritten")
-    monkeypatch.chdir(tmp_path)
-    for var, value in {
-        "HOME": "/home/u",
-        "COLUMNS": "20",
-        "LINES": "5",
-        "TERM": "dumb",
-        "FORCE_COLOR": "1",
-        "TTY_COMPATIBLE": "1",
-        "NO_COLOR": "1",
-        "LANG": "C",
-    }.items():
-        monkeypatch.setenv(var, value)
-    _check(name, CASES[name]())
+    as_another_machine(monkeypatch, tmp_path, "/home/u")
+    check_golden(name, CASES[name]())

@@ -7,10 +7,7 @@ which turns the skip into a failure.
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,45 +20,6 @@ from memgauge.analysis import compare
 from memgauge.render import HtmlComparisonRenderer, HtmlRenderer
 from tests.conftest import MIB, PROGRAMS, marker, run_memgauge
 from tests.synthetic import long_profile
-
-CHROMIUM = os.environ.get("MEMGAUGE_CHROMIUM", "/usr/bin/chromium")
-# as the machine notes say: without the background-networking flags Chromium keeps trying to
-# reach Google's hosts, and this machine refuses every connection
-_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("MEMGAUGE_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{reason}, and MEMGAUGE_REQUIRE_BROWSER=1")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
-        _unavailable(f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed (pip install playwright)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=_ARGS)
-        try:
-            # a first page pays Chromium's own start-up; the timed pages should not
-            warm = b.new_page()
-            warm.set_content("<p>warm</p>")
-            warm.close()
-            yield b
-        finally:
-            b.close()
 
 
 @dataclass

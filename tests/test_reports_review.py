@@ -8,12 +8,9 @@ test_html_browser.py).
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,16 +40,6 @@ from tests.synthetic import long_profile
 from tests.test_golden import FAKE_CWD, rich_profile
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-CHROMIUM = os.environ.get("MEMGAUGE_CHROMIUM", "/usr/bin/chromium")
-_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def memgauge(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -362,28 +349,6 @@ def test_single_sample_leaves_no_empty_cpu_chart() -> None:
     p.timeline = Timeline(0.01, [0.0], [10 * MIB], None, [0.0], [0.0])
     page = HtmlRenderer(cwd=FAKE_CWD).render(p)
     assert 'id="chart-memory"' in page and 'id="chart-cpu"' not in page
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("MEMGAUGE_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{reason}, and MEMGAUGE_REQUIRE_BROWSER=1")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
-        _unavailable(f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed (pip install playwright)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def open_page(browser: Any, path: Path, width: int = 1280) -> Any:

@@ -18,6 +18,7 @@ from rich.text import Text
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis._compare import Comparison, ComparisonRow, LineComparison
 from memgauge.render._terminal import remove_column
+from memgauge.render._text import text_console
 
 MISSING = "—"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -103,14 +104,7 @@ class TerminalComparisonRenderer:
 
     def render(self, comparison: Comparison) -> str:
         buf = io.StringIO()
-        console = Console(
-            file=buf,
-            width=self.width,
-            force_terminal=self.color,
-            no_color=not self.color,
-            highlight=False,
-            soft_wrap=False,
-        )
+        console = text_console(buf, self.width, self.color)
         c = comparison
         self._header(console, c)
         self._summary(console, c)

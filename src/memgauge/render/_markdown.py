@@ -24,6 +24,7 @@ from memgauge.analysis import (
     top_lines,
     top_processes,
 )
+from memgauge.render._text import CPU_FIGURES, cpu_rows
 
 # A minified or generated line would make a table row thousands of characters wide.
 _MAX_SOURCE = 120
@@ -265,24 +266,10 @@ class MarkdownRenderer:
         return blocks
 
     def _lines(self, p: Profile) -> list[list[str]]:
-        rows = top_lines(p, self.max_lines, by="cpu")
-        if not rows:
+        table_rows = cpu_rows(p, self.max_lines)
+        if not table_rows:
             return []
-        places = [(row.stats.pid, row.stats.file, row.stats.line) for row in rows]
-        table_rows = []
-        for row in rows:
-            s = row.stats
-            shared = places.count((s.pid, s.file, s.line)) > 1
-            figures = [
-                format_seconds(s.cpu_python_seconds + s.cpu_native_seconds),
-                f"{row.python_share:.0%}",
-                f"{row.native_share:.0%}",
-                f"{row.wait_share:.0%}",
-                format_bytes(s.resident_growth_bytes, signed=True),
-            ]
-            table_rows.append((figures, s.pid, s.file, s.line, s.source, s.function if shared else ""))
-        figures_names = ["cpu", "python", "native", "wait", "memory"]
-        return self._line_table(p, "CPU time by line (sampled)", figures_names, table_rows)
+        return self._line_table(p, "CPU time by line (sampled)", CPU_FIGURES, table_rows)
 
     def _waiting(self, p: Profile) -> list[list[str]]:
         waiting = top_lines(p, 3, by="wait", user_only=True)

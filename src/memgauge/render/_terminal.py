@@ -21,6 +21,7 @@ from memgauge.analysis import (
     top_lines,
     top_processes,
 )
+from memgauge.render._text import CPU_FIGURES, cpu_rows, text_console
 
 
 def _exit_text(profile: Profile) -> Text:
@@ -109,14 +110,7 @@ class TerminalRenderer:
 
     def render(self, profile: Profile) -> str:
         buf = io.StringIO()
-        console = Console(
-            file=buf,
-            width=self.width,
-            force_terminal=self.color,
-            no_color=not self.color,
-            highlight=False,
-            soft_wrap=False,
-        )
+        console = text_console(buf, self.width, self.color)
         self._header(console, profile)
         self._phases(console, profile)
         self._processes(console, profile)
@@ -410,23 +404,11 @@ class TerminalRenderer:
                 console.print(Text(f"    {note}", style="dim"))
 
     def _lines(self, console: Console, p: Profile) -> None:
-        rows = top_lines(p, self.max_lines, by="cpu")
+        rows = cpu_rows(p, self.max_lines)
         if rows:
-            table = self._table(
-                p, "CPU time by line (sampled)", ["cpu", "python", "native", "wait", "memory"]
-            )
-            places = [(row.stats.pid, row.stats.file, row.stats.line) for row in rows]
-            for row in rows:
-                s = row.stats
-                shared = places.count((s.pid, s.file, s.line)) > 1
-                figures = [
-                    format_seconds(s.cpu_python_seconds + s.cpu_native_seconds),
-                    f"{row.python_share:.0%}",
-                    f"{row.native_share:.0%}",
-                    f"{row.wait_share:.0%}",
-                    format_bytes(s.resident_growth_bytes, signed=True),
-                ]
-                self._row(table, p, figures, s.pid, s.file, s.line, s.source, s.function if shared else "")
+            table = self._table(p, "CPU time by line (sampled)", CPU_FIGURES)
+            for figures, pid, file, line, source, function in rows:
+                self._row(table, p, figures, pid, file, line, source, function)
             # narrow: the split of the time goes before the line does
             console.print(self._fit(table, ("python", "native", "wait", "pid")))
         waiting = top_lines(p, 3, by="wait", user_only=True)
