@@ -103,7 +103,9 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+# module scope, not session: Playwright's sync API keeps an asyncio loop running in this thread while
+# it is open, and a later test's asyncio.run() would then fail
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
         _unavailable(f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
