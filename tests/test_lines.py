@@ -32,14 +32,16 @@ def test_freed_spike_line_is_first_in_peak_attribution(tmp_path: Path) -> None:
     assert (top["file"], top["line"]) == (str(script), marker(script, "spike")), profile["peak"][
         "attribution"
     ]
-    assert 700 * MIB <= top["bytes"] <= 850 * MIB
+    # up to one sampling interval of the kept line's page faults can go to the spike's line
+    # (seen: 82 MiB; docs/measurement.md)
+    assert 700 * MIB <= top["bytes"] <= 900 * MIB
     assert top["function"] == "spike"
     assert "block = " in top["source"]
     assert top["pid"] == profile["processes"][0]["pid"]
     kept = next(a for a in profile["peak"]["attribution"] if a["line"] == marker(script, "kept"))
     # sampling resolution: the growth of a line's last interval (10 ms of page faults) can go to
     # the line after it (docs/measurement.md)
-    assert 120 * MIB <= kept["bytes"] <= 220 * MIB
+    assert 100 * MIB <= kept["bytes"] <= 220 * MIB
 
 
 def test_spike_built_holding_the_gil_is_found_by_the_kernels_high_water_mark(tmp_path: Path) -> None:
