@@ -199,6 +199,7 @@ def test_machine_formats(profiles: Path, tmp_path: Path) -> None:
         (["x.json"], "nothing to check against"),
         (["--max-increase", "10%", "--budget", "rss=1GiB", "x.json"], "--max-increase needs --baseline"),
         (["--baseline", "x.json", "x.json"], "--baseline needs --max-increase"),
+        (["--baseline", "x.json", "--max-increase", "0.1", "x.json"], "takes a percentage such as 10%"),
         (["--budget", "fit.rss=1GiB", "--enforce", "prog.py"], "--enforce needs a whole-run"),
         (["--budget", "rss=1GiB", "--enforce", "x.json"], "--enforce needs a program"),
         (["--budget", "rss=1GiB", "--format", "json", "prog.py"], "needs -o PATH"),

@@ -152,3 +152,20 @@ def _exact(number: str) -> Fraction:
     if value and not -_MAX_EXPONENT <= value.adjusted() <= _MAX_EXPONENT:
         raise ValueError("out of range")
     return Fraction(value)
+
+
+def parse_percent(text: str) -> float:
+    """``"10%"`` as the fraction 0.1. A bare number is refused (is 0.1 ten percent or a tenth of
+    one?), and so is a negative one. Raises ValueError."""
+    import math
+
+    text = text.strip()
+    if not text.endswith("%"):
+        raise ValueError("not a percentage")
+    try:
+        fraction = float(text.removesuffix("%")) / 100
+    except ValueError:
+        raise ValueError("not a percentage") from None
+    if not math.isfinite(fraction) or fraction < 0:
+        raise ValueError("not a percentage")
+    return fraction

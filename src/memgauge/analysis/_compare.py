@@ -15,7 +15,7 @@ from typing import Any
 
 from memgauge._profile import UNBOUNDED_NOTE, Attribution, Profile
 from memgauge.analysis._lines import short_path
-from memgauge.analysis._summary import exit_text
+from memgauge.analysis._summary import PhaseTotal, exit_text, phase_totals
 
 
 @dataclass(frozen=True)
@@ -198,29 +198,13 @@ def _summary(profiles: Sequence[Profile]) -> tuple[ComparisonRow, ...]:
     )
 
 
-@dataclass
-class _PhaseTotal:
-    count: int = 0
-    peak: int = 0
-    seconds: float = 0.0
-    lower_bound: bool = False
-
-
 def _phases(profiles: Sequence[Profile]) -> tuple[PhaseComparison, ...]:
     order: dict[str, int] = {}  # name -> depth of its first appearance, in first-appearance order
-    totals: list[dict[str, _PhaseTotal]] = []
+    totals: list[dict[str, PhaseTotal]] = []
     for p in profiles:
-        mine: dict[str, _PhaseTotal] = {}
-        # stable: records of several processes may be appended out of start order
         for ph in sorted(p.phases, key=lambda ph: ph.start_seconds):
             order.setdefault(ph.name, ph.depth)
-            t = mine.setdefault(ph.name, _PhaseTotal())
-            t.count += 1
-            t.peak = max(t.peak, ph.peak_resident_bytes)
-            t.seconds += max(0.0, ph.duration_seconds)
-            # the max of figures one of which may be low is itself only a lower bound
-            t.lower_bound = t.lower_bound or not ph.peak_exact
-        totals.append(mine)
+        totals.append({t.name: t for t in phase_totals(p)})
     result = []
     for name, depth in order.items():
         per = [t.get(name) for t in totals]
@@ -235,7 +219,7 @@ def _phases(profiles: Sequence[Profile]) -> tuple[PhaseComparison, ...]:
                     f"phase:{name}:peak",
                     "peak",
                     "bytes",
-                    tuple(None if t is None else t.peak for t in per),
+                    tuple(None if t is None else t.peak_bytes for t in per),
                     tuple(t is not None and t.lower_bound for t in per),
                 ),
                 duration=ComparisonRow(

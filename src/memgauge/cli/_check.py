@@ -97,16 +97,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _fraction(text: str | None, option: str) -> float | None:
+    from memgauge._units import parse_percent
+
     if text is None:
         return None
-    raw = text.strip().removesuffix("%")
     try:
-        value = float(raw) / (100 if text.strip().endswith("%") else 1)
+        return parse_percent(text)
     except ValueError:
         raise UsageError(f"{option} takes a percentage such as 10%, not {text!r}") from None
-    if not 0 <= value < 100:
-        raise UsageError(f"{option} must be a percentage from 0%, not {text!r}")
-    return value
 
 
 def _hard_limits(budget: Budget) -> HardLimits:

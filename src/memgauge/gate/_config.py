@@ -225,21 +225,18 @@ def _flat(table: dict[str, Any], prefix: str = "") -> list[tuple[str, object]]:
 
 
 def _fraction(table: dict[str, Any], name: str, path: str, prefix: str) -> float | None:
-    """A percentage ("10%") as a fraction (0.1). A bare number is refused: is 0.1 ten percent or a
-    tenth of one?"""
-    import math
+    """A percentage ("10%") as a fraction (0.1)."""
+    from memgauge._units import parse_percent
 
     value = table.get(name)
     if value is None:
         return None
-    text = value.strip() if isinstance(value, str) else ""
     try:
-        fraction = float(text.removesuffix("%")) / 100 if text.endswith("%") else math.nan
+        return parse_percent(value if isinstance(value, str) else "")
     except ValueError:
-        fraction = math.nan
-    if not math.isfinite(fraction) or fraction < 0:
-        raise ConfigError(f'{path}: {prefix}{name} must be a percentage such as "10%", not {value!r}')
-    return fraction
+        raise ConfigError(
+            f'{path}: {prefix}{name} must be a percentage such as "10%", not {value!r}'
+        ) from None
 
 
 def _toml_key(name: str) -> str:

@@ -181,15 +181,16 @@ def measure(profile: Profile, metric: str, phase: str | None = None) -> tuple[fl
         if metric == "wall":
             return profile.wall_seconds, ""
         return profile.cpu.user_seconds + profile.cpu.system_seconds, ""
-    records = [p for p in profile.phases if p.name == phase]
-    if not records:
+    from memgauge.analysis._summary import phase_totals
+
+    total = next((t for t in phase_totals(profile) if t.name == phase), None)
+    if total is None:
         return None, f"phase '{phase}' did not run"
     if metric == "cpu":
         return None, PHASE_CPU_NOTE
     if metric == "rss":
-        exact = all(p.peak_exact for p in records)
-        return float(max(p.peak_resident_bytes for p in records)), "" if exact else LOWER_BOUND_NOTE
-    return sum(max(0.0, p.duration_seconds) for p in records), ""
+        return float(total.peak_bytes), LOWER_BOUND_NOTE if total.lower_bound else ""
+    return total.seconds, ""
 
 
 # --- judging -----------------------------------------------------------------------------------

@@ -183,7 +183,7 @@ class TerminalRenderer:
         if len(rows) > self.max_phases:
             self._phase_totals(console, p, len(rows))
             return
-        table = Table(title="phases", title_justify="left", box=None, pad_edge=False, header_style="bold")
+        table = self._titled("phases")
         for name, justify in (
             ("phase", "left"),
             ("pid", "right"),
@@ -222,14 +222,7 @@ class TerminalRenderer:
             if len(shown) < len(totals)
             else ")"
         )
-        table = Table(
-            title=title,
-            min_width=min(len(title), self.width),
-            title_justify="left",
-            box=None,
-            pad_edge=False,
-            header_style="bold",
-        )
+        table = self._titled(title)
         table.add_column("phase", no_wrap=True, overflow="ellipsis")
         for name in ("count", "total time", "share", "max peak"):
             table.add_column(name, justify="right", no_wrap=True)
@@ -258,13 +251,7 @@ class TerminalRenderer:
         if len(p.processes) <= 1:
             return
         shown = top_processes(p, self.max_processes)
-        table = Table(
-            title=f"processes ({len(shown)} of {len(p.processes)}, by peak)",
-            title_justify="left",
-            box=None,
-            pad_edge=False,
-            header_style="bold",
-        )
+        table = self._titled(f"processes ({len(shown)} of {len(p.processes)}, by peak)")
         table.add_column("pid", justify="right", no_wrap=True, min_width=7)
         table.add_column("peak", justify="right", no_wrap=True, min_width=9)
         table.add_column("cpu", justify="right", no_wrap=True, min_width=8)
@@ -279,6 +266,17 @@ class TerminalRenderer:
             )
         console.print(table)
 
+    def _titled(self, title: str) -> Table:
+        """A borderless table under a left-aligned title, never wrapped to a narrow table."""
+        return Table(
+            title=title,
+            min_width=min(len(title), self.width),
+            title_justify="left",
+            box=None,
+            pad_edge=False,
+            header_style="bold",
+        )
+
     def _where(self, file: str, line: int, function: str = "") -> str:
         where = f"{short_path(file, self.cwd)}:{line}" if line else file
         return f"{where} {function}" if function else where
@@ -286,14 +284,7 @@ class TerminalRenderer:
     def _table(self, p: Profile, title: str, figures: list[str]) -> Table:
         """Figures right-aligned, then the process (when there are several), the line and its
         source; only the source is cut to fit."""
-        table = Table(
-            title=title,
-            title_justify="left",
-            box=None,
-            pad_edge=False,
-            header_style="bold",
-            min_width=min(len(title), self.width),  # a title is never wrapped to a narrow table
-        )
+        table = self._titled(title)
         for name in figures:
             table.add_column(name, justify="right", no_wrap=True)
         if len(p.processes) > 1:
@@ -440,14 +431,7 @@ class TerminalRenderer:
         total_t = sum(r.self_seconds for r in p.imports)
         total_b = sum(r.self_resident_bytes for r in p.imports)
         title = f"imports: {format_seconds(total_t)}, {format_bytes(total_b, signed=True)} in all"
-        table = Table(
-            title=title,
-            min_width=min(len(title), self.width),
-            title_justify="left",
-            box=None,
-            pad_edge=False,
-            header_style="bold",
-        )
+        table = self._titled(title)
         table.add_column("package", no_wrap=True)
         for name in ("time", "memory", "own time"):
             table.add_column(name, justify="right", no_wrap=True)
