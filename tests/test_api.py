@@ -20,6 +20,7 @@ def test_public_api_is_exactly_all() -> None:
         "load_profile",
         "phase",
         "profile",
+        "record",
     ]
     for name in memgauge.__all__:
         assert getattr(memgauge, name) is not None

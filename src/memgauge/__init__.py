@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from memgauge._profile import Profile, load_profile
     from memgauge.capture._inprocess import profile
     from memgauge.capture._phases import phase
+    from memgauge.capture._record import record
 
-__all__ = ["MemgaugeError", "Profile", "__version__", "load_profile", "phase", "profile"]
+__all__ = ["MemgaugeError", "Profile", "__version__", "load_profile", "phase", "profile", "record"]
 
 _LAZY = {
     "MemgaugeError": "memgauge._errors",
@@ -31,6 +32,7 @@ _LAZY = {
     "load_profile": "memgauge._profile",
     "profile": "memgauge.capture._inprocess",
     "phase": "memgauge.capture._phases",
+    "record": "memgauge.capture._record",
 }
 
 

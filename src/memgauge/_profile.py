@@ -18,10 +18,11 @@ from typing import Any
 from memgauge._errors import ProfileFormatError
 from memgauge._files import write_output
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty, a
-# v2 one (before enforced limits) without exit.stopped_by
-READABLE_VERSIONS = (1, 2, 3)
+# v2 one (before enforced limits) without exit.stopped_by, a v3 one (before program metrics) without
+# metrics
+READABLE_VERSIONS = (1, 2, 3, 4)
 # in peak.notes when sampling missed part of the tree, so error_bound_bytes bounds nothing
 UNBOUNDED_NOTE = "some processes were seen in a sampled sum but have no record: the error bound is unknown"
 
@@ -249,6 +250,9 @@ class Profile:
     reconciliation: list[Reconciliation] = field(default_factory=list)
     started_at: str = ""
     memgauge_version: str = ""
+    # what the program recorded with memgauge.record(name, value): the last value of each process,
+    # summed over the processes that recorded it
+    metrics: dict[str, float] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -303,6 +307,7 @@ class Profile:
                 reconciliation=[Reconciliation(**x) for x in data.get("reconciliation", [])],
                 started_at=str(data.get("started_at", "")),
                 memgauge_version=str(data.get("memgauge_version", "")),
+                metrics={str(k): _finite(v) for k, v in dict(data.get("metrics") or {}).items()},
                 schema_version=SCHEMA_VERSION,
             )
         except (KeyError, TypeError, ValueError) as e:

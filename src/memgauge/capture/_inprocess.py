@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from memgauge._profile import Attribution, CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
 from memgauge._version import __version__
-from memgauge.capture import _phases
+from memgauge.capture import _phases, _record
 from memgauge.capture._assemble import order_phases
 from memgauge.capture._environment import machine_environment
 from memgauge.capture._phases import ClosedPhase, OpenPhase, PhaseTracker, ProcSelfSource
@@ -152,6 +152,8 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
             self._descendants = Descendants()
             self._reaped0 = _reaped_cpu()
         self._tracker.process_peak = 0
+        self._metrics: dict[str, float] = {}
+        _record.listen(self._metrics)
         # a tracker already active (phases of a measured run, an enclosing profile) keeps what the
         # reset below erases, and hears of every reset this profile's phases make
         self._previous = self._tracker.upstream = _phases.active_tracker()
@@ -238,6 +240,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
             self._aborted.add(opened.id)
             self._tracker.end(opened)
         _phases.set_tracker(self._previous)
+        _record.unlisten(self._metrics)
         try:
             self._take_sample()
             # the end of the block, before the line sampler's stop (up to one interval)
@@ -335,6 +338,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
             environment={**machine_environment(), **program_environment(), "mode": "in-process"},
             started_at=self._started_at,
             memgauge_version=__version__,
+            metrics=dict(self._metrics),
         )
         if self._lines_dir is not None:
             from memgauge.capture._lines_read import read_lines

@@ -79,7 +79,8 @@ def _top_parser() -> argparse.ArgumentParser:
         "command",
         choices=list(_COMMANDS),
         help="run: run a program under measurement; view: report a saved profile; "
-        "compare: profiles side by side; check: judge a run or a profile against budgets",
+        "compare: profiles side by side; check: judge a run or a profile against budgets; "
+        "sweep: run a program at many sizes, fit growth laws, find the largest size under a budget",
     )
     return p
 
@@ -464,7 +465,19 @@ def _cmd_check(argv: list[str]) -> int:
     return cmd_check(argv)
 
 
-_COMMANDS = {"run": _cmd_run, "view": _cmd_view, "compare": _cmd_compare, "check": _cmd_check}
+def _cmd_sweep(argv: list[str]) -> int:
+    from memgauge.cli._sweep import cmd_sweep
+
+    return cmd_sweep(argv)
+
+
+_COMMANDS = {
+    "run": _cmd_run,
+    "view": _cmd_view,
+    "compare": _cmd_compare,
+    "check": _cmd_check,
+    "sweep": _cmd_sweep,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
