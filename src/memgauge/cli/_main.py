@@ -1,13 +1,17 @@
 """``memgauge`` command line. ``main(argv) -> int``; exit codes are mapped here and only here.
 
 Commands: ``run`` (measure a program), ``view`` (report an existing profile), ``compare``
-(profiles side by side), ``check`` (judge a run or profiles against budgets; ``cli/_check.py``).
-``view`` and ``compare`` exit 0 when the report was written.
+(profiles side by side), ``check`` (judge a run or profiles against budgets; ``cli/_check.py``),
+``sweep`` (run a program at many sizes; ``cli/_sweep.py``). ``view`` and ``compare`` exit 0 when the
+report was written.
 
 Exit codes (also in README.md, whose table a test keeps in step with this one):
-  0                  ``view`` / ``compare``: the report was written; ``check``: within budget
-  1                  ``check``: over budget (a limit crossed, or stopped by ``--enforce``)
-  2                  ``check``: the program failed while within budget
+  0                  ``view`` / ``compare``: the report was written; ``check``: within budget;
+                     ``sweep``: every run measured and exited 0 (within the budget, if any)
+  1                  ``check``: over budget (a limit crossed, or stopped by ``--enforce``);
+                     ``sweep``: no size fits the budget, or the confirming run went over it
+  2                  ``check``: the program failed while within budget; ``sweep``: a run failed
+                     (non-zero exit, killed, timed out, not measured)
   the program's own  ``memgauge run`` exits with the measured program's exit code
   128 + N            the program was killed by signal N (as shells report it)
   64                 usage error: bad option, nothing to run
