@@ -30,8 +30,11 @@ def sweep(
     out = tmp_path / "report.json"
     if out.exists():
         out.unlink()
+    # ours before `--`: what follows it is the program's
+    cut = args.index("--") if "--" in args else len(args)
+    ours = [*args[:cut], "--format", "json", "-o", str(out), *args[cut:]]
     proc = subprocess.run(
-        [sys.executable, "-m", "memgauge", "sweep", *args, "--format", "json", "-o", str(out)],
+        [sys.executable, "-m", "memgauge", "sweep", *ours],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -140,7 +143,16 @@ def test_worker_scaling_finds_the_knee_at_the_core_count(tmp_path: Path) -> None
     if cores != 2:
         pytest.skip(f"the knee is built for 2 cores; this machine gives {cores}")
     proc, report = sweep(
-        [str(PROGRAMS / "sweep_workers.py"), "--param", "WORKERS=1,2,4", "--no-json", "--no-lines"], tmp_path
+        [
+            str(PROGRAMS / "sweep_workers.py"),
+            "--param",
+            "WORKERS=1,2,4",
+            "--repeat",
+            "3",
+            "--no-json",
+            "--no-lines",
+        ],
+        tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
     assert report is not None
@@ -150,6 +162,8 @@ def test_worker_scaling_finds_the_knee_at_the_core_count(tmp_path: Path) -> None
     assert speedup[2] >= 1.4, row
     assert speedup[4] <= speedup[2] * 1.25, row
     assert row["knee"] == 2, row
+    # the worker count is no size: no growth law is fitted against it
+    assert not [r for r in report["analysis"]["laws"] if r["param"] == "WORKERS"]
 
 
 def test_parameters_reach_the_program_through_env_templates_and_arguments(tmp_path: Path) -> None:
@@ -299,7 +313,7 @@ def test_concurrency_above_one_warns_about_timings(tmp_path: Path) -> None:
         ([str(GROWTH), "--param", "N=1,2", "--gpus", "1"], "--engine ray"),
         (["missing.py", "--param", "N=1,2"], "no such script"),
         (["--load", "nothing.json"], "cannot read sweep record"),
-        (["--load", "x.json", "--param", "N=1"], "run nothing"),
+        (["--load", "x.json", "--param", "N=1"], "give no program and no --param"),
     ],
 )
 def test_bad_input_is_refused_before_anything_runs(tmp_path: Path, args: list[str], message: str) -> None:

@@ -59,13 +59,15 @@ class Series:
 
 
 def series(result: SweepResult, metric: str, param: str) -> list[Series]:
-    """Every measured run's ``metric`` against ``param``, one series per combination of the others."""
+    """Every measured run's ``metric`` against ``param``, one series per combination of the others.
+    Confirming runs are measurements too: they join the series they belong to."""
+    confirming = [Point(c.params, [c.run]) for c in result.confirmations]
     out: list[Series] = []
     for fixed in _combinations(result, param):
         xs: list[float] = []
         ys: list[float] = []
-        for point in result.points:
-            if _matches(point, fixed):
+        for point in [*result.points, *confirming]:
+            if _matches(point, fixed) and param in point.params:
                 for y in point.values(metric):
                     xs.append(float(point.params[param]))
                     ys.append(y)
@@ -83,10 +85,15 @@ class GrowthRow:
     observations: int
 
 
-def growth_laws(result: SweepResult, metrics: Sequence[str] | None = None) -> list[GrowthRow]:
-    """A fitted law for each metric against each size, per combination of the other parameters."""
+def growth_laws(
+    result: SweepResult, metrics: Sequence[str] | None = None, *, exclude: Sequence[str] = ()
+) -> list[GrowthRow]:
+    """A fitted law for each metric against each size (but ``exclude``), per combination of the
+    other parameters."""
     rows: list[GrowthRow] = []
     for param in sizes(result):
+        if param in exclude:
+            continue
         for metric in metrics if metrics is not None else fit_metrics(result):
             for s in series(result, metric, param):
                 rows.append(GrowthRow(metric, param, s.fixed, select_law(s.xs, s.ys), len(s.xs)))
@@ -329,7 +336,8 @@ def analyze(
     worker = workers_param(result, workers)
     if worker is not None and size == worker and len(numeric) > 1 and predict_at is None:
         size = next(n for n in numeric if n != worker)
-    laws = tuple(growth_laws(result))
+    # a worker count is no size: throughput, not a growth law, describes it
+    laws = tuple(growth_laws(result, exclude=[worker] if worker is not None else []))
     preds: tuple[PredictionRow, ...] = ()
     if predict_at is not None:
         name, value, fixed = predict_at

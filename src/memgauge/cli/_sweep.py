@@ -25,10 +25,12 @@ from memgauge.cli._main import _color_options, _emit, _Parser, _say
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memgauge.analysis._sweep import SweepAnalysis
-    from memgauge.sweep import Engine, SweepPlan, SweepProgress, SweepResult
+    from memgauge.sweep import Confirmation, Engine, SweepPlan, SweepProgress, SweepResult
     from memgauge.sweep._model import Value
 
 ALL_OK, OVER_BUDGET, RUN_FAILED = 0, 1, 2
+# confirming runs per combination of the other parameters, at most
+MAX_CONFIRMATIONS = 3
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -202,6 +204,8 @@ def _plan(args: argparse.Namespace, program_args: list[str]) -> SweepPlan:
     check_templates([*args.arg, *program_args], params)
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
     if args.cpus < 0 or args.gpus < 0:
         raise UsageError("--cpus and --gpus cannot be negative")
     if args.engine == "local" and (args.memory or args.gpus or args.cpus != 1.0):
@@ -327,20 +331,40 @@ def _confirm(
     from memgauge.analysis._sweep import analyze
     from memgauge.sweep import Confirmation, confirm, point_label
 
-    analysis = analyze(result, limits=limits, size=args.size, predict_at=predict_at)
     constant = {k: v[0] for k, v in result.params.items() if len(v) == 1}
-    for row in analysis.binding:
-        if row.status != "fits" or row.largest is None or row.prediction is None:
-            continue
-        size: Value = int(row.largest) if float(row.largest).is_integer() else row.largest
-        params = {**constant, **row.fixed, row.param: size}
-        ordered = {k: params[k] for k in result.params}
-        if not args.quiet:
-            _say(f"memgauge: confirming {point_label(ordered)} (largest within {row.limit_text})\n")
-        run = confirm(plan, engine, ordered)
-        result.confirmations.append(Confirmation(ordered, row.metric, row.prediction.value, row.limit, run))
-        if record_path is not None:
-            result.save(record_path)
+    settled: set[str] = set()
+    # a confirming run that goes over joins the data, the laws are fitted again and the search
+    # repeats: growth that was too small to see at the sizes swept shows at the size predicted
+    for _ in range(MAX_CONFIRMATIONS):
+        analysis = analyze(result, limits=limits, size=args.size, predict_at=predict_at)
+        ran = False
+        for row in analysis.binding:
+            key = repr(sorted(row.fixed.items()))
+            if key in settled or row.status != "fits" or row.largest is None or row.prediction is None:
+                continue
+            size: Value = int(row.largest) if float(row.largest).is_integer() else row.largest
+            params = {**constant, **row.fixed, row.param: size}
+            ordered = {k: params[k] for k in result.params}
+            if any(c.params == ordered for c in result.confirmations):
+                settled.add(key)  # the search came back to a size already run
+                continue
+            if not args.quiet:
+                _say(f"memgauge: confirming {point_label(ordered)} (largest within {row.limit_text})\n")
+            run = confirm(plan, engine, ordered)
+            confirmation = Confirmation(ordered, row.metric, row.prediction.value, row.limit, run)
+            result.confirmations.append(confirmation)
+            ran = True
+            if record_path is not None:
+                result.save(record_path)
+            if confirmation.fits is not False:
+                settled.add(key)
+            elif not args.quiet:
+                _say(
+                    f"memgauge: {point_label(ordered)} went over {row.limit_text}; "
+                    "fitting again with that run and searching again\n"
+                )
+        if not ran:
+            break
 
 
 def _report(
@@ -395,7 +419,10 @@ def _exit_status(analysis: SweepAnalysis) -> int:
     result = analysis.result
     if any(row.status == "none" for row in analysis.binding):
         return OVER_BUDGET
-    if any(c.fits is False for c in result.confirmations):
+    last: dict[str, Confirmation] = {}
+    for c in result.confirmations:  # a later confirmation of the same combination supersedes
+        last[repr(sorted((k, v) for k, v in c.params.items() if k != analysis.size))] = c
+    if any(c.fits is False for c in last.values()):
         return OVER_BUDGET
     runs = [r for p in result.points for r in p.runs] + [c.run for c in result.confirmations]
     if any(not r.ok for r in runs) or not result.complete:

@@ -1,4 +1,4 @@
-"""Renderers: one method, ``render(profile) -> str``."""
+"""Renderers: one method, ``render(profile) -> str`` (a sweep's: ``render(analysis) -> str``)."""
 
 from memgauge.render._base import Renderer
 from memgauge.render._compare import (
@@ -8,18 +8,25 @@ from memgauge.render._compare import (
 )
 from memgauge.render._html import HtmlRenderer
 from memgauge.render._html_compare import HtmlComparisonRenderer
+from memgauge.render._html_sweep import HtmlSweepRenderer
 from memgauge.render._json import JsonRenderer
 from memgauge.render._markdown import MarkdownRenderer
+from memgauge.render._sweep_json import JsonSweepRenderer, sweep_json
+from memgauge.render._sweep_terminal import TerminalSweepRenderer
 from memgauge.render._terminal import TerminalRenderer
 
 __all__ = [
     "HtmlComparisonRenderer",
     "HtmlRenderer",
+    "HtmlSweepRenderer",
     "JsonRenderer",
+    "JsonSweepRenderer",
     "MarkdownComparisonRenderer",
     "MarkdownRenderer",
     "Renderer",
     "TerminalComparisonRenderer",
     "TerminalRenderer",
+    "TerminalSweepRenderer",
     "comparison_headline",
+    "sweep_json",
 ]

@@ -27,8 +27,8 @@ from memgauge.capture._assemble import order_phases
 from memgauge.capture._cgroup import MemoryGroup
 from memgauge.capture._environment import machine_environment
 from memgauge.capture._events import BOOTSTRAP_FAILED, read_events
-from memgauge.capture._record import metrics_from_events
 from memgauge.capture._lines_read import read_lines
+from memgauge.capture._record import metrics_from_events
 from memgauge.capture._watcher import TreeWatcher, WatchedProcess, user_cmdline
 from memgauge.runner._state import RunState
 

@@ -96,7 +96,7 @@ def make_engine(name: str, *, concurrency: int | None = None, address: str | Non
     if name == "local":
         if address is not None:
             raise UsageError("--address is for --engine ray")
-        return LocalEngine(concurrency or 1)
+        return LocalEngine(1 if concurrency is None else concurrency)
     if name == "ray":
         from memgauge.sweep._ray import RayEngine
 

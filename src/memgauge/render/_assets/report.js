@@ -185,6 +185,158 @@
     if (data.phaseTimes) grouped("chart-compare-phase-times", data.phaseTimes, fmtSeconds);
   }
 
+  // -- memgauge sweep: growth against size, phase shares, worker scaling --------------------------
+
+  function fmtNumber(v) {
+    var a = Math.abs(v);
+    if (a >= 1e15 || (a > 0 && a < 1e-3)) return v.toExponential(2);
+    return v.toLocaleString("en-US", { maximumSignificantDigits: 4 });
+  }
+  function unitFmt(unit) {
+    if (unit === "bytes") return fmtBytes;
+    if (unit === "seconds") return fmtSeconds;
+    if (unit === "rate") return function (v) { return fmtNumber(v) + "/s"; };
+    return fmtNumber;
+  }
+  // a log axis ticks every 1..9 of a decade: label only the 1, 2 and 5, or the labels overlap
+  function logTicks(fmt) {
+    return function (v) {
+      if (!(v > 0)) return "";
+      var m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
+      return (Math.abs(m - 1) < 1e-6 || Math.abs(m - 2) < 1e-6 || Math.abs(m - 5) < 1e-6) ? fmt(v) : "";
+    };
+  }
+  // bytes on a log axis: ticks at powers of two (32 MiB, 64 MiB, ...), not at 95.4 MiB and 191 MiB
+  function binaryTicks(axis) {
+    if (!(axis.min > 0) || !(axis.max > axis.min)) return;
+    var lo = Math.ceil(Math.log2(axis.min)), hi = Math.floor(Math.log2(axis.max));
+    var step = Math.max(1, Math.ceil((hi - lo + 1) / 8)), ticks = [];
+    for (var e = lo; e <= hi; e += step) ticks.push({ value: Math.pow(2, e) });
+    if (ticks.length >= 2) axis.ticks = ticks;
+  }
+  function sweepAxis(log, fmt, title, top) {
+    var axis = { type: log ? "logarithmic" : "linear", beginAtZero: !log, title: { display: true, text: title },
+                 ticks: { callback: log && fmt !== fmtBytes ? logTicks(fmt) : function (v) { return fmt(v); } } };
+    if (log && fmt === fmtBytes) axis.afterBuildTicks = binaryTicks;
+    // round binary steps (64 MiB, not 47.7 MiB), as on the run report's memory axis
+    if (!log && fmt === fmtBytes && top > 0) axis.ticks.stepSize = byteStep(top);
+    return axis;
+  }
+  function xy(pairs) { return pairs.map(function (p) { return { x: p[0], y: p[1] }; }); }
+  // a growth chart has four datasets per series: the legend names the series once (memgaugeKey)
+  function legendFilter(item, data) {
+    var d = data.datasets[item.datasetIndex];
+    return d.memgaugeKey === undefined || d.memgaugeKey;
+  }
+  function sweepOptions(c, x, y, label) {
+    return {
+      animation: false, responsive: true, maintainAspectRatio: false,
+      // room for a marker drawn at the axes' very end (the prediction usually is)
+      layout: { padding: { top: 10, right: 14 } },
+      scales: { x: x, y: y },
+      plugins: { legend: { position: "bottom", labels: { boxWidth: 12, filter: legendFilter } },
+                 tooltip: { callbacks: { label: label } } }
+    };
+  }
+
+  function growthChart(c) {
+    var el = document.getElementById(c.id);
+    if (!el) return;
+    var fmt = unitFmt(c.unit), datasets = [], top = 0;
+    c.series.forEach(function (s) {
+      s.runs.concat(s.fit).forEach(function (p) { if (p[1] > top) top = p[1]; });
+      if (s.prediction) top = Math.max(top, s.prediction.high !== null ? s.prediction.high : s.prediction.value);
+    });
+    c.series.forEach(function (s, i) {
+      var color = PALETTE[i % PALETTE.length];
+      datasets.push({ label: s.label, data: xy(s.runs), borderColor: color, backgroundColor: color,
+                      pointRadius: 3, memgaugeKey: true });
+      if (s.fit.length) {
+        datasets.push({ label: s.label + ": " + s.law, data: xy(s.fit), showLine: true, borderColor: color,
+                        backgroundColor: color, pointRadius: 0, pointHitRadius: 0, borderWidth: 1.5,
+                        memgaugeKey: false });
+      }
+      var p = s.prediction;
+      if (!p) return;
+      // an unsupported prediction stays visible, grey and dashed: it is not a figure to rely on
+      var tone = p.supported ? color : "#9ca3af";
+      datasets.push({ label: s.label + ": predicted" + (p.supported ? "" : " (not supported)"),
+                      data: [{ x: p.x, y: p.value }], pointStyle: "rectRot", pointRadius: 7,
+                      borderColor: tone, backgroundColor: tone, memgaugeText: p.text, memgaugeKey: false,
+                      clip: false });
+      if (p.low !== null && p.high !== null) {
+        datasets.push({ label: s.label + ": 95% interval", data: [{ x: p.x, y: p.low }, { x: p.x, y: p.high }],
+                        showLine: true, borderColor: tone, backgroundColor: tone, borderWidth: 2,
+                        borderDash: p.supported ? [] : [4, 3], pointStyle: "line", pointRadius: 6,
+                        memgaugeText: p.text, memgaugeKey: false, clip: false });
+      }
+    });
+    new Chart(el, {
+      type: "scatter",
+      data: { datasets: datasets },
+      options: sweepOptions(c, sweepAxis(c.logX, fmtNumber, c.param), sweepAxis(c.logY, fmt, c.yTitle, top),
+        function (item) {
+          var d = item.dataset;
+          if (d.memgaugeText) return d.label + ": " + d.memgaugeText;
+          return d.label + ": " + c.param + "=" + fmtNumber(item.parsed.x) + ", " + fmt(item.parsed.y);
+        })
+    });
+  }
+
+  function sharesChart(c) {
+    var el = document.getElementById(c.id);
+    if (!el) return;
+    var datasets = c.phases.map(function (name, i) {
+      return { label: name, data: c.values[i], backgroundColor: PALETTE[i % PALETTE.length] };
+    });
+    datasets.push({ label: "other", data: c.other, backgroundColor: "#d1d5db" });
+    new Chart(el, {
+      type: "bar",
+      data: { labels: c.labels, datasets: datasets },
+      options: sweepOptions(c,
+        { stacked: true, title: { display: true, text: c.param } },
+        { stacked: true, min: 0, max: 100, title: { display: true, text: "share of wall time" },
+          ticks: { callback: function (v) { return v + "%"; } } },
+        function (item) { return item.dataset.label + ": " + item.parsed.y.toFixed(1) + "%"; })
+    });
+  }
+
+  function scalingChart(c) {
+    var el = document.getElementById(c.id);
+    if (!el || !c.workers.length) return;
+    var w0 = c.workers[0];
+    var datasets = [
+      { label: "speedup (" + c.metric + " per second)", showLine: true, borderColor: PALETTE[0],
+        backgroundColor: PALETTE[0], pointRadius: 4,
+        data: c.workers.map(function (w, i) { return { x: w, y: c.speedup[i] }; }) },
+      { label: "ideal", showLine: true, borderColor: "#9ca3af", backgroundColor: "#9ca3af", borderDash: [5, 4],
+        pointRadius: 0, data: c.workers.map(function (w) { return { x: w, y: w / w0 }; }) }
+    ];
+    var k = c.knee === null ? -1 : c.workers.indexOf(c.knee);
+    if (k >= 0) {
+      datasets.push({ label: "knee: " + c.param + "=" + fmtNumber(c.knee), pointStyle: "triangle", pointRadius: 9,
+                      borderColor: "#b91c1c", backgroundColor: "#b91c1c", data: [{ x: c.knee, y: c.speedup[k] }] });
+    }
+    new Chart(el, {
+      type: "scatter",
+      data: { datasets: datasets },
+      options: sweepOptions(c, sweepAxis(c.logX, fmtNumber, c.param),
+        { beginAtZero: true, title: { display: true, text: "speedup" } },
+        function (item) {
+          return item.dataset.label + ": " + c.param + "=" + fmtNumber(item.parsed.x) + ", " +
+                 item.parsed.y.toFixed(2) + "x";
+        })
+    });
+  }
+
+  function sweepCharts(data) {
+    data.charts.forEach(function (c) {
+      if (c.kind === "growth") growthChart(c);
+      else if (c.kind === "shares") sharesChart(c);
+      else if (c.kind === "scaling") scalingChart(c);
+    });
+  }
+
   function sortable() {
     document.querySelectorAll("table.sortable").forEach(function (table) {
       table.querySelectorAll("th").forEach(function (th, col) {
@@ -211,7 +363,9 @@
   try {
     if (typeof Chart === "undefined") throw new Error("the charting library did not load");
     var data = JSON.parse(document.getElementById("memgauge-data").textContent);
-    if (data.kind === "comparison") comparisonCharts(data); else profileCharts(data);
+    if (data.kind === "comparison") comparisonCharts(data);
+    else if (data.kind === "sweep") sweepCharts(data);
+    else profileCharts(data);
     sortable();
     document.body.dataset.rendered = "true";
     window.memgaugeRenderMs = performance.now();
