@@ -360,6 +360,7 @@ def analyze(
             )
         else:
             scaling_rows = tuple(scaling(result, worker, chosen))
+    notes += _confirmation_notes(result, binding(budget_rows))
     failed = sum(1 for p in result.points for r in p.runs if not r.ok)
     if failed:
         notes.append(f"{failed} run(s) failed or were stopped; their figures are kept but marked")
@@ -376,3 +377,30 @@ def analyze(
         scaling_rows,
         tuple(notes),
     )
+
+
+def _confirmation_notes(result: SweepResult, rows: Sequence[BudgetRow]) -> list[str]:
+    """The size a real run confirmed, where the laws refitted with that run point elsewhere: the
+    confirmed size is the one to trust."""
+    notes: list[str] = []
+    for row in rows:
+        confirmed = [
+            c
+            for c in result.confirmations
+            if c.metric == row.metric
+            and c.fits
+            and row.param in c.params
+            and all(c.params.get(k) == v for k, v in row.fixed.items())
+        ]
+        if not confirmed or row.largest is None:
+            continue
+        last = confirmed[-1]
+        size = float(last.params[row.param])
+        if size != row.largest and last.measured is not None:
+            where = "".join(f" {k}={v}" for k, v in row.fixed.items())
+            notes.append(
+                f"{row.limit_text}{where}: {row.param}={_fmt(size)} was confirmed by a real run "
+                f"({last.measured / row.limit:.0%} of the limit); the laws refitted with the confirming "
+                f"runs put the largest size at {_fmt(row.largest)}, which was not run"
+            )
+    return notes
