@@ -7,6 +7,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from memgauge._errors import OutputError
 
@@ -85,3 +86,16 @@ def same_file(a: str, b: str) -> bool:
         return os.path.samefile(a, b)
     except (OSError, ValueError):
         return os.path.realpath(a) == os.path.realpath(b)
+
+
+def read_json_object(path: str) -> dict[str, Any] | None:
+    """The JSON object in ``path``; None when it is missing, unreadable, torn (a writer killed
+    mid-write) or not an object."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,25 +1,31 @@
-"""CPU-bound work split over WORKERS processes, for worker-scaling tests: a fixed total of CHUNKS
-chunks of pure-Python arithmetic; records items = chunks done."""
+"""Worker scaling with a known knee: WORKERS threads process ITEMS items, each holding one of
+CAPACITY slots of a shared resource (a database with CAPACITY connections) for SECONDS. Throughput
+grows with the workers up to CAPACITY and not beyond, whatever else the machine is doing, because
+the work is waiting, not CPU. Records items = items done."""
 
 import os
-from multiprocessing import Pool
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import memgauge
 
 WORKERS = int(os.environ["WORKERS"])
-CHUNKS = int(os.environ.get("CHUNKS", "8"))
-STEPS = int(os.environ.get("STEPS", "1500000"))
+CAPACITY = int(os.environ.get("CAPACITY", "2"))
+ITEMS = int(os.environ.get("ITEMS", "16"))
+SECONDS = float(os.environ.get("SECONDS", "0.05"))
+
+slots = threading.BoundedSemaphore(CAPACITY)
 
 
-def chunk(seed: int) -> int:
-    total = seed
-    for i in range(STEPS):
-        total = (total * 31 + i) % 1000003
-    return total
+def item(_: int) -> int:
+    with slots:
+        time.sleep(SECONDS)
+    return 1
 
 
 if __name__ == "__main__":
-    with Pool(WORKERS) as pool:
-        results = pool.map(chunk, range(CHUNKS), chunksize=1)
-    memgauge.record("items", len(results))
-    print(sum(results))
+    with ThreadPoolExecutor(WORKERS) as pool:
+        done = sum(pool.map(item, range(ITEMS)))
+    memgauge.record("items", done)
+    print(done)

@@ -3,13 +3,13 @@ of a Profile: line statistics, peak attribution, leak suspects and import footpr
 
 from __future__ import annotations
 
-import json
 import linecache
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memgauge._files import read_json_object
 from memgauge._profile import Attribution, ImportRecord, LeakSuspect, LineStats
 from memgauge.analysis._leaks import leak_suspects
 
@@ -37,21 +37,12 @@ def source_line(file: str, line: int) -> str:
     return linecache.getline(file, line).strip()
 
 
-def _read(path: str) -> dict[str, Any] | None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def read_lines(directory: str, t0: float, wall: float, pids: set[int] | None = None) -> LineData:
     """``pids``: the processes to keep (a pre-exec image's file is dropped); all when None."""
     out = LineData()
     names = sorted(n for n in os.listdir(directory) if n.startswith("lines.") and n.endswith(".json"))
     for name in names:
-        data = _read(os.path.join(directory, name))
+        data = read_json_object(os.path.join(directory, name))
         try:
             if data is None or (pids is not None and int(data["pid"]) not in pids):
                 continue

@@ -21,6 +21,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from memgauge._files import read_json_object
+
 # how much of the program's output a result keeps (the end: where the traceback is)
 OUTPUT_TAIL_BYTES = 4096
 
@@ -125,7 +127,7 @@ def execute_job(job: Job, cancel: threading.Event | None = None) -> JobResult:
             stopped = _wait(proc, job.timeout_seconds, cancel)
         tail = _tail(output_path)
         seconds = time.monotonic() - start
-        profile = _read_profile(profile_path)
+        profile = read_json_object(profile_path)
         code = proc.returncode
         if stopped is not None:
             return JobResult(
@@ -183,14 +185,3 @@ def _tail(path: str) -> str:
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else ""
-
-
-def _read_profile(path: str) -> dict[str, Any] | None:
-    import json
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
