@@ -13,7 +13,7 @@ import memgauge
 WORKERS = int(os.environ["WORKERS"])
 CAPACITY = int(os.environ.get("CAPACITY", "2"))
 ITEMS = int(os.environ.get("ITEMS", "16"))
-SECONDS = float(os.environ.get("SECONDS", "0.05"))
+SECONDS = float(os.environ.get("SECONDS", "0.12"))
 
 slots = threading.BoundedSemaphore(CAPACITY)
 
