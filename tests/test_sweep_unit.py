@@ -127,3 +127,20 @@ def _running(*needles: str) -> bool:
             if needles[0] in cmd and needles[1] in env:
                 return True
     return False
+
+
+def test_failed_runs_are_left_out_of_the_laws() -> None:
+    from memgauge.analysis._sweep import growth_laws
+
+    def run(n: int, ok: bool = True) -> RunSummary:
+        return RunSummary(
+            ok=ok, exit="exit 0" if ok else "killed by the OOM killer", rss_bytes=(10 + n) << 20
+        )
+
+    points = [Point({"N": n}, [run(n)]) for n in (10, 20, 40, 80)]
+    # killed early: a tenth of what it would have held
+    points[3].runs.append(RunSummary(ok=False, exit="killed by SIGKILL", rss_bytes=9 << 20))
+    result = SweepResult(["p.py"], {"N": [10, 20, 40, 80]}, 2, "local", 1, points=points)
+    (row,) = [r for r in growth_laws(result) if r.metric == "rss"]
+    assert row.observations == 4 and row.growth is not None
+    assert row.growth.best.law == "linear" and row.growth.best.r2 > 0.9999

@@ -468,9 +468,10 @@ def _reason(growth: Growth, x: float, value: float, low: float, high: float) -> 
             f"at most {_MAX_EXTRAPOLATION:g}x is extrapolated"
         )
     if x < growth.x_min / _MAX_EXTRAPOLATION:
-        ratio = growth.x_min / x if x > 0 else math.inf
+        # at or below 0 there is no ratio to state ("1/inf of the smallest size")
+        where = f"is 1/{_times(growth.x_min / x)} of" if x > 0 else "is below a hundredth of"
         return (
-            f"N={x:g} is 1/{_times(ratio)} of the smallest size measured ({growth.x_min:g}); "
+            f"N={x:g} {where} the smallest size measured ({growth.x_min:g}); "
             f"at most {_MAX_EXTRAPOLATION:g}x below it is extrapolated"
         )
     for other in growth.candidates:

@@ -59,8 +59,9 @@ class Series:
 
 
 def series(result: SweepResult, metric: str, param: str) -> list[Series]:
-    """Every measured run's ``metric`` against ``param``, one series per combination of the others.
-    Confirming runs are measurements too: they join the series they belong to."""
+    """Every successful run's ``metric`` against ``param``, one series per combination of the
+    others. A run that failed (non-zero exit, killed, timed out) is left out: its peak stopped
+    short and its time was cut. Confirming runs are measurements too: they join their series."""
     confirming = [Point(c.params, [c.run]) for c in result.confirmations]
     out: list[Series] = []
     for fixed in _combinations(result, param):
@@ -68,9 +69,11 @@ def series(result: SweepResult, metric: str, param: str) -> list[Series]:
         ys: list[float] = []
         for point in [*result.points, *confirming]:
             if _matches(point, fixed) and param in point.params:
-                for y in point.values(metric):
-                    xs.append(float(point.params[param]))
-                    ys.append(y)
+                for run in point.runs:
+                    y = run.value(metric) if run.ok else None
+                    if y is not None:
+                        xs.append(float(point.params[param]))
+                        ys.append(y)
         if xs:
             out.append(Series(metric, param, fixed, tuple(xs), tuple(ys)))
     return out
@@ -131,8 +134,14 @@ def predictions(
             growth = select_law(s.xs, s.ys)
             if growth is None:
                 rows.append(PredictionRow(metric, param, s.fixed, target, None, "too few measured runs"))
-            else:
-                rows.append(PredictionRow(metric, param, s.fixed, target, predict(growth, target), None))
+                continue
+            try:
+                at = predict(growth, target)
+            except ValueError:  # N < 0 for a law that needs N >= 0 (n log n, power)
+                reason = f"the {growth.best.law} law is not defined at {param}={_fmt(target)}"
+                rows.append(PredictionRow(metric, param, s.fixed, target, None, reason))
+                continue
+            rows.append(PredictionRow(metric, param, s.fixed, target, at, None))
     return rows
 
 
@@ -179,6 +188,11 @@ def largest_sizes(
     for metric, limit, text in limits:
         for s in series(result, metric, param):
             row = BudgetRow(metric, limit, text, param, s.fixed, "unknown")
+            if upper <= min(s.xs):
+                # sizes at or below 0: "100x the largest" is no bound above them to search up to
+                reason = f"the search needs a positive largest {param}; measured up to {_fmt(max(measured))}"
+                rows.append(replace(row, reason=reason))
+                continue
             growth = select_law(s.xs, s.ys)
             if growth is None or len(set(s.xs)) < 3:
                 reason = f"3 sizes are needed to choose a law; measured {len(set(s.xs))}"
@@ -290,12 +304,26 @@ def workers_param(result: SweepResult, explicit: str | None = None) -> str | Non
 
 
 def scaling(result: SweepResult, param: str, metric: str) -> list[ScalingRow]:
-    """Throughput (``metric`` per wall second), speedup, efficiency and the knee against ``param``."""
+    """Throughput (``metric`` per wall second), speedup, efficiency and the knee against ``param``.
+    Runs with no workers or no throughput (a count of 0, a metric of 0) are left out: a speedup
+    relative to them is undefined (``scaling_left_out`` counts them)."""
     rows: list[ScalingRow] = []
     for s in series(result, f"throughput:{metric}", param):
-        if len(set(s.xs)) >= 2:
-            rows.append(ScalingRow(param, metric, s.fixed, worker_scaling(s.xs, s.ys)))
+        kept = [(x, y) for x, y in zip(s.xs, s.ys, strict=True) if x > 0 and y > 0]
+        if len({x for x, _ in kept}) >= 2:
+            xs, ys = zip(*kept, strict=True)
+            rows.append(ScalingRow(param, metric, s.fixed, worker_scaling(xs, ys)))
     return rows
+
+
+def scaling_left_out(result: SweepResult, param: str, metric: str) -> int:
+    """The runs ``scaling`` leaves out: a worker count or a throughput that is not positive."""
+    return sum(
+        1
+        for s in series(result, f"throughput:{metric}", param)
+        for x, y in zip(s.xs, s.ys, strict=True)
+        if not (x > 0 and y > 0)
+    )
 
 
 def _fmt(x: float) -> str:
@@ -358,12 +386,24 @@ def analyze(
                 f"{worker} looks like a worker count, but the program records no metric to divide by the "
                 "wall time (memgauge.record('items', n))"
             )
+        elif chosen not in metrics:
+            # a misspelt --metric would otherwise just leave the scaling table out, unexplained
+            recorded = ", ".join(metrics) or "none"
+            notes.append(f"no run recorded the metric {chosen!r} (recorded: {recorded}); no worker scaling")
         else:
             scaling_rows = tuple(scaling(result, worker, chosen))
+            left_out = scaling_left_out(result, worker, chosen)
+            if left_out:
+                notes.append(
+                    f"worker scaling leaves out {left_out} run(s) with {worker} or {chosen} per second "
+                    "at 0 or below: a speedup relative to them is undefined"
+                )
     notes += _confirmation_notes(result, binding(budget_rows))
     failed = sum(1 for p in result.points for r in p.runs if not r.ok)
     if failed:
-        notes.append(f"{failed} run(s) failed or were stopped; their figures are kept but marked")
+        notes.append(
+            f"{failed} run(s) failed or were stopped: their figures are shown, marked, not fitted"
+        )
     if not result.complete:
         notes.append("the sweep was interrupted: these are the runs that finished")
     return SweepAnalysis(

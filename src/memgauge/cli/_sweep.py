@@ -192,7 +192,7 @@ def _plan(args: argparse.Namespace, program_args: list[str]) -> SweepPlan:
     from memgauge._units import parse_bytes, parse_seconds
     from memgauge.runner import parse_target
     from memgauge.sweep import Resources, SweepPlan
-    from memgauge.sweep._params import check_templates, parse_params
+    from memgauge.sweep._params import check_templates, expand, grid, parse_params
 
     if args.script and args.module:
         raise UsageError("give a script or -m MODULE, not both")
@@ -202,6 +202,9 @@ def _plan(args: argparse.Namespace, program_args: list[str]) -> SweepPlan:
     parse_target(target).check()  # fail now, not once per point
     params = parse_params(args.param)
     check_templates([*args.arg, *program_args], params)
+    for point in grid(params):
+        # a value that breaks the shell splitting ("it's") is refused now, not when its run is due
+        expand(args.arg, point)
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
     if args.concurrency is not None and args.concurrency < 1:
@@ -287,9 +290,13 @@ def _check_size(args: argparse.Namespace, params: dict[str, list[Value]]) -> Non
             raise UsageError(f"--size {args.size}: no such --param")
         if len(values) < 2 or any(isinstance(v, str) for v in values):
             raise UsageError(f"--size {args.size}: it must be numeric, with more than one value")
-    for name in (args.workers,):
-        if name is not None and name not in params:
-            raise UsageError(f"--workers {name}: no such --param")
+    if args.workers is not None:
+        values = params.get(args.workers)
+        if values is None:
+            raise UsageError(f"--workers {args.workers}: no such --param")
+        # checked now: a text parameter failed only in the analysis, after every run
+        if any(isinstance(v, str) for v in values):
+            raise UsageError(f"--workers {args.workers}: a worker count must be numeric")
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -350,7 +357,7 @@ def _confirm(
                 continue
             if not args.quiet:
                 _say(f"memgauge: confirming {point_label(ordered)} (largest within {row.limit_text})\n")
-            run = confirm(plan, engine, ordered)
+            run = confirm(plan, engine, ordered, len(result.confirmations) + 1)
             confirmation = Confirmation(ordered, row.metric, row.prediction.value, row.limit, run)
             result.confirmations.append(confirmation)
             ran = True

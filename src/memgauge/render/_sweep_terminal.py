@@ -350,6 +350,25 @@ class TerminalSweepRenderer:
         optional = [c for c in (spread, cpu) if c is not None] + extra[::-1]
         console.print(self._fit(table, optional))
         self._more(console, len(shown), len(r.points))
+        self._failures(console, r)
+
+    def _failures(self, console: Console, r: SweepResult, most: int = 5) -> None:
+        """The last line a failed run printed (where its traceback ends): the record keeps the end
+        of its output for this, and "exit 1" alone does not say why."""
+        failed = [
+            (p, i, run)
+            for p in r.points
+            for i, run in enumerate(p.runs, 1)
+            if not run.ok and run.output_tail.strip()
+        ]
+        for p, i, run in failed[:most]:
+            last = [line.strip() for line in run.output_tail.splitlines() if line.strip()][-1]
+            which = f" run {i}" if r.repeat > 1 else ""
+            line = f"  {point_text(p.params)}{which} ({run.exit}): {last}"
+            if len(line) > self.width:  # one line per run: a program's long line is cut
+                line = line[: self.width - 1] + "…"
+            console.print(Text(line, style="red"), no_wrap=True, overflow="ignore")
+        self._more(console, min(len(failed), most), len(failed))
 
     def _phases(self, console: Console, r: SweepResult) -> None:
         names = top_phases(r)

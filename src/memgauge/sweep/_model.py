@@ -181,9 +181,19 @@ class SweepResult:
 def _run(data: dict[str, Any]) -> RunSummary:
     data = dict(data)
     data["phases"] = {k: PhaseSummary(**v) for k, v in data.get("phases", {}).items()}
-    for key in ("wall_seconds", "cpu_seconds"):
-        if not math.isfinite(float(data.get(key, 0.0))):
-            raise ValueError(f"{key} is not finite")
+    # every figure the analyses fit: a NaN or a string in an edited record would otherwise fail
+    # deep in a fit, as an internal error
+    figures = {
+        "rss_bytes": data.get("rss_bytes", 0),
+        "wall_seconds": data.get("wall_seconds", 0.0),
+        "cpu_seconds": data.get("cpu_seconds", 0.0),
+        **{f"metrics.{k}": v for k, v in dict(data.get("metrics", {})).items()},
+        **{f"phases.{k}.seconds": ph.seconds for k, ph in data["phases"].items()},
+        **{f"phases.{k}.peak_bytes": ph.peak_bytes for k, ph in data["phases"].items()},
+    }
+    for key, value in figures.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"{key} is not a finite number: {value!r}")
     return RunSummary(**data)
 
 

@@ -19,7 +19,9 @@ from memgauge._errors import UsageError
 from memgauge.sweep._model import Value
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_TEMPLATE_FIELD = re.compile(r"\{([^{}]*)\}")
+# only a name in braces is a reference: "{}" or '{"k": 1}' in a program argument is the program's
+# own text (a format string, JSON), passed as it is rather than refused as an unknown parameter
+_TEMPLATE_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def parse_value(text: str) -> Value:

@@ -135,7 +135,9 @@ def run_sweep(
     try:
         for i, point in enumerate(points):
             for r in range(plan.repeat):
-                job_id = f"{_slug(point.params)}-r{r + 1}"
+                # the slug alone can name two points ("a b" and "a_b", or long values cut at the
+                # same place): the point's number keeps job ids, and saved profiles, apart
+                job_id = f"p{i + 1}-{_slug(point.params)}-r{r + 1}"
                 slots[job_id] = (i, r)
                 handles.append(engine.submit(plan.job(point.params, job_id)))
         pending = {h.future: h for h in handles}
@@ -185,9 +187,10 @@ def _remaining(
     return left / max(1, concurrency or 1)
 
 
-def confirm(plan: SweepPlan, engine: Engine, params: dict[str, Value]) -> RunSummary:
-    """One run at ``params`` (a size the analysis chose), through the same engine."""
-    job_id = f"confirm-{_slug(params)}"
+def confirm(plan: SweepPlan, engine: Engine, params: dict[str, Value], number: int = 1) -> RunSummary:
+    """One run at ``params`` (a size the analysis chose), through the same engine. ``number``: the
+    sweep's how-manieth confirming run, which keeps apart two whose slugs are alike."""
+    job_id = f"confirm{number}-{_slug(params)}"
     handle = engine.submit(plan.job(params, job_id))
     try:
         return run_summary(handle.future.result(), plan.save_dir, job_id)
