@@ -329,3 +329,71 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path: Path, args: list[st
     assert message in proc.stderr, proc.stderr
     assert report is None
     assert not list(tmp_path.glob("memgauge-sweep-*.json"))
+
+
+def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    import pty
+    import re
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "memgauge",
+            "sweep",
+            str(GROWTH),
+            "--param",
+            "N=5,10,20",
+            "--no-json",
+            "--no-lines",
+            "-o",
+            str(tmp_path / "report.txt"),
+            "--width",
+            "100",
+        ],
+        stderr=follower,
+        stdout=subprocess.DEVNULL,
+        cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "120"},
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the terminal closed with the program
+            break
+        if not data:
+            break
+        chunks.append(data)
+    assert proc.wait(timeout=120) == 0
+    os.close(leader)
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
+    frames = [f for f in screen.replace("\n", "\r").split("\r") if f.startswith("sweep")]
+    assert any("1/3" in f and "left" in f and "N=5:" in f for f in frames), frames
+    assert any("3/3" in f for f in frames) and not any("3/3" in f and "left" in f for f in frames), frames
+    assert "report: " in screen
+
+
+def test_save_keeps_every_runs_profile(tmp_path: Path) -> None:
+    saved = tmp_path / "profiles"
+    proc, report = sweep(
+        [str(GROWTH), "--param", "N=5,10", "--repeat", "2", "--save", str(saved), "--no-json", "--no-lines"],
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert report is not None
+    paths = [r["profile_path"] for p in report["points"] for r in p["runs"]]
+    assert len(set(paths)) == 4 and sorted(Path(p).name for p in paths) == sorted(
+        x.name for x in saved.iterdir()
+    )
+    view = subprocess.run(
+        [sys.executable, "-m", "memgauge", "view", "--format", "json", paths[0]],
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        view.returncode == 0
+        and json.loads(view.stdout)["peak"]["resident_bytes"] == report["points"][0]["runs"][0]["rss_bytes"]
+    )

@@ -473,7 +473,8 @@ class _Progress:
         from memgauge._units import format_bytes, format_seconds
         from memgauge.sweep import point_label
 
-        left = "" if p.remaining is None else f"about {format_seconds(p.remaining)} left"
+        done = p.done >= p.total
+        left = "" if p.remaining is None or done else f"about {format_seconds(p.remaining)} left"
         what = f"{point_label(p.params)}: " + (
             p.run.error
             if p.run.error
@@ -484,7 +485,7 @@ class _Progress:
         if self._bar is not None and self._task is not None:
             self._bar.update(self._task, completed=p.done, left=left, last=what)
         else:
-            _say(f"[{p.done}/{p.total}] {what}" + (f"; {left}" if left and p.done < p.total else "") + "\n")
+            _say(f"[{p.done}/{p.total}] {what}" + (f"; {left}" if left else "") + "\n")
 
     def close(self) -> None:
         if self._bar is not None:
