@@ -487,7 +487,9 @@ def _reason(growth: Growth, x: float, value: float, low: float, high: float) -> 
     half = (high - low) / 2
     if half > _MAX_HALF_WIDTH * abs(value):
         width = half / abs(value) if value != 0 else math.inf
-        return f"the interval at N={x:g} is ±{_pct(width)}, wider than ±{_pct(_MAX_HALF_WIDTH)}"
+        # one decimal where rounding would print "±50%, wider than ±50%"
+        shown = _pct(width) if _pct(width) != _pct(_MAX_HALF_WIDTH) else f"{100 * width:.1f}%"
+        return f"the interval at N={x:g} is ±{shown}, wider than ±{_pct(_MAX_HALF_WIDTH)}"
     return None
 
 
