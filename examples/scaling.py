@@ -26,7 +26,7 @@ def load_model() -> list[float]:
 def score(weights: list[float]) -> float:
     rng = random.Random(0)
     rows = [array.array("d", (rng.random() for _ in range(FEATURES))) for _ in range(N_ROWS)]
-    return sum(sum(w * x for w, x in zip(weights, row)) for row in rows)
+    return sum(sum(w * x for w, x in zip(weights, row, strict=True)) for row in rows)
 
 
 if __name__ == "__main__":

@@ -401,9 +401,7 @@ def analyze(
     notes += _confirmation_notes(result, binding(budget_rows))
     failed = sum(1 for p in result.points for r in p.runs if not r.ok)
     if failed:
-        notes.append(
-            f"{failed} run(s) failed or were stopped: their figures are shown, marked, not fitted"
-        )
+        notes.append(f"{failed} run(s) failed or were stopped: their figures are shown, marked, not fitted")
     if not result.complete:
         notes.append("the sweep was interrupted: these are the runs that finished")
     return SweepAnalysis(

@@ -140,10 +140,9 @@ def cmd_sweep(argv: list[str]) -> int:
         from memgauge.sweep import load_sweep
 
         result = load_sweep(args.load)
-        limits, budget_text = _limits(args)
-        return _report(args, result, limits, budget_text, inputs=[args.load])
+        return _report(args, result, _limits(args))
     plan = _plan(args, program_args)
-    limits, budget_text = _limits(args)
+    limits = _limits(args)
     if args.confirm and not limits:
         raise UsageError("--confirm checks the largest size under a budget: give --budget or --policy")
     _check_outputs(args)
@@ -163,7 +162,7 @@ def cmd_sweep(argv: list[str]) -> int:
                 "their wall and CPU times disturb each other (and their peaks when memory is short); "
                 "use --concurrency 1 for timings\n"
             )
-        progress = _Progress(args.quiet, len(plan.params), _total(plan))
+        progress = _Progress(args.quiet, _total(plan))
         try:
             result = run_sweep(plan, engine, record_path=record_path, on_progress=progress.update)
         except KeyboardInterrupt:
@@ -176,9 +175,7 @@ def cmd_sweep(argv: list[str]) -> int:
             _confirm(args, plan, engine, result, limits, predict_at, record_path)
     finally:
         engine.close()
-    return _report(
-        args, result, limits, budget_text, inputs=[], record_path=record_path, predict_at=predict_at
-    )
+    return _report(args, result, limits, record_path=record_path, predict_at=predict_at)
 
 
 def _split(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -246,10 +243,10 @@ def _total(plan: SweepPlan) -> int:
     return n
 
 
-def _limits(args: argparse.Namespace) -> tuple[list[tuple[str, float, str]], str]:
-    """(metric, limit, text) for each limit a sweep can search with, and the budget's text."""
+def _limits(args: argparse.Namespace) -> list[tuple[str, float, str]]:
+    """(metric, limit, text) for each limit of the budget a sweep can search with."""
     if not args.budget and args.policy is None:
-        return [], ""
+        return []
     from memgauge.analysis._sweep import budget_metric
     from memgauge.gate import load_config, resolve_budget
 
@@ -270,7 +267,7 @@ def _limits(args: argparse.Namespace) -> tuple[list[tuple[str, float, str]], str
         raise UsageError(
             "the budget has no limit a sweep can search with (rss, wall, cpu, PHASE.rss, PHASE.wall)"
         )
-    return limits, ", ".join(limit.text or limit.key for limit in budget)
+    return limits
 
 
 def _predict_at(
@@ -378,9 +375,7 @@ def _report(
     args: argparse.Namespace,
     result: SweepResult,
     limits: list[tuple[str, float, str]],
-    budget_text: str,
     *,
-    inputs: list[str],
     record_path: str | None = None,
     predict_at: tuple[str, float, dict[str, Value]] | None = None,
 ) -> int:
@@ -440,7 +435,7 @@ def _exit_status(analysis: SweepAnalysis) -> int:
 class _Progress:
     """Points done and time left, on stderr: a bar on a terminal, a line per run otherwise."""
 
-    def __init__(self, quiet: bool, n_params: int, total: int) -> None:
+    def __init__(self, quiet: bool, total: int) -> None:
         self._quiet = quiet
         self._total = total
         self._bar = None
