@@ -237,7 +237,8 @@ def test_failed_and_timed_out_runs_are_recorded_and_exit_2(tmp_path: Path) -> No
     assert report is not None
     run = report["points"][0]["runs"][0]
     assert not run["ok"] and "time limit of 1 s" in run["exit"]
-    assert 0.9 <= run["wall_seconds"] <= 10
+    # the limit counts from the job's start, memgauge's own start-up (~0.1-0.2 s) included
+    assert 0.5 <= run["wall_seconds"] <= 10
 
 
 def test_interrupt_keeps_the_finished_runs(tmp_path: Path) -> None:
