@@ -398,3 +398,11 @@ def test_save_keeps_every_runs_profile(tmp_path: Path) -> None:
         view.returncode == 0
         and json.loads(view.stdout)["peak"]["resident_bytes"] == report["points"][0]["runs"][0]["rss_bytes"]
     )
+
+
+def test_the_record_goes_to_a_default_file_named_after_the_program(tmp_path: Path) -> None:
+    proc, report = sweep([str(GROWTH), "--param", "N=5,6", "--no-lines", "-q"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (written,) = tmp_path.glob("memgauge-sweep-sweep_growth-*.json")
+    assert f"sweep record: {written.name}" in proc.stderr
+    assert report is not None and json.loads(written.read_text())["points"] == report["points"]

@@ -8,6 +8,7 @@ separate observations, so their spread widens the intervals).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -23,6 +24,10 @@ from memgauge.analysis._growth import (
     worker_scaling,
 )
 from memgauge.sweep._model import Point, SweepResult, Value, metric_names
+
+# the laws, the predictions and the budget search (repeated after each confirming run) ask for the
+# same series' fit: select_law is pure and its inputs are tuples, so each series is fitted once
+_fit = functools.lru_cache(maxsize=4096)(select_law)
 
 # how far beyond the largest measured size a budget search looks (predict refuses beyond it too)
 SEARCH_FACTOR = 100.0
@@ -99,7 +104,7 @@ def growth_laws(
             continue
         for metric in metrics if metrics is not None else fit_metrics(result):
             for s in series(result, metric, param):
-                rows.append(GrowthRow(metric, param, s.fixed, select_law(s.xs, s.ys), len(s.xs)))
+                rows.append(GrowthRow(metric, param, s.fixed, _fit(s.xs, s.ys), len(s.xs)))
     return rows
 
 
@@ -131,7 +136,7 @@ def predictions(
         for s in series(result, metric, param):
             if fixed and not all(s.fixed.get(k) == v for k, v in fixed.items()):
                 continue
-            growth = select_law(s.xs, s.ys)
+            growth = _fit(s.xs, s.ys)
             if growth is None:
                 rows.append(PredictionRow(metric, param, s.fixed, target, None, "too few measured runs"))
                 continue
@@ -193,7 +198,7 @@ def largest_sizes(
                 reason = f"the search needs a positive largest {param}; measured up to {_fmt(max(measured))}"
                 rows.append(replace(row, reason=reason))
                 continue
-            growth = select_law(s.xs, s.ys)
+            growth = _fit(s.xs, s.ys)
             if growth is None or len(set(s.xs)) < 3:
                 reason = f"3 sizes are needed to choose a law; measured {len(set(s.xs))}"
                 rows.append(replace(row, reason=reason))

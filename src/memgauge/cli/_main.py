@@ -395,10 +395,16 @@ def _report_target(args: argparse.Namespace, inputs: list[str]) -> tuple[str | N
         raise UsageError("--width must be between 40 and 1000")
     if args.lines is not None and args.lines < 1:
         raise UsageError("--lines must be at least 1")
+    width, color = terminal_width_color(args)
+    return fmt, width, color
+
+
+def terminal_width_color(args: argparse.Namespace) -> tuple[int, bool]:
+    """The width and colours of a terminal report from ``--width``, ``--color`` and ``-o``: the
+    terminal's when stdout is one, else 100 columns without colour."""
     tty = args.output is None and sys.stdout is not None and sys.stdout.isatty()
     width = args.width or (shutil.get_terminal_size((100, 24)).columns if tty else 100)
-    color = tty if args.color is None else args.color
-    return fmt, width, color
+    return width, tty if args.color is None else args.color
 
 
 def _cmd_view(argv: list[str]) -> int:

@@ -16,11 +16,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 from memgauge._errors import UsageError
 from memgauge._files import check_output, same_file, write_output
-from memgauge.cli._main import _color_options, _emit, _Parser, _say
+from memgauge.cli._main import (
+    _color_options,
+    _default_profile_path,
+    _emit,
+    _Parser,
+    _say,
+    terminal_width_color,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -315,12 +321,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
 def _default_record_path(plan: SweepPlan) -> str:
     from memgauge.runner import parse_target
 
-    base = f"memgauge-sweep-{parse_target(plan.target).name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    path, n = f"{base}.json", 1
-    while os.path.exists(path):
-        n += 1
-        path = f"{base}-{n}.json"
-    return path
+    return _default_profile_path(f"sweep-{parse_target(plan.target).name}")
 
 
 def _confirm(
@@ -403,11 +404,7 @@ def _report(
     if fmt == "json":
         text = render.JsonSweepRenderer().render(analysis)
     else:
-        tty = args.output is None and sys.stdout is not None and sys.stdout.isatty()
-        import shutil
-
-        width = args.width or (shutil.get_terminal_size((100, 24)).columns if tty else 100)
-        color = tty if args.color is None else args.color
+        width, color = terminal_width_color(args)
         text = render.TerminalSweepRenderer(width=width, color=color).render(analysis)
     _emit(text if text.endswith("\n") else text + "\n", args.output)
     if record_path is not None:
