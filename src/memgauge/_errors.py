@@ -16,8 +16,11 @@ __all__ = [
     "LimitError",
     "MemgaugeError",
     "OutputError",
+    "PermissionDeniedError",
     "ProfileFormatError",
+    "RefusedError",
     "ScriptError",
+    "ServiceUnavailableError",
     "TargetNotFoundError",
     "UsageError",
 ]
@@ -67,6 +70,24 @@ class LimitError(MemgaugeError):
     """A requested limit cannot be enforced on this host (no cgroup to enforce it with)."""
 
     exit_code = 69
+
+
+class ServiceUnavailableError(MemgaugeError):
+    """``memgauge submit``: the server cannot be reached, or answered with a server error."""
+
+    exit_code = 69
+
+
+class RefusedError(MemgaugeError):
+    """``memgauge submit``: the server refused the submission (a bad upload, an unknown policy)."""
+
+    exit_code = 65
+
+
+class PermissionDeniedError(MemgaugeError):
+    """``memgauge submit``: no token, a token the server does not accept, or a role that may not."""
+
+    exit_code = 77
 
 
 class OutputError(MemgaugeError):

@@ -84,7 +84,8 @@ def _top_parser() -> argparse.ArgumentParser:
         choices=list(_COMMANDS),
         help="run: run a program under measurement; view: report a saved profile; "
         "compare: profiles side by side; check: judge a run or a profile against budgets; "
-        "sweep: run a program at many sizes, fit growth laws, find the largest size under a budget",
+        "sweep: run a program at many sizes, fit growth laws, find the largest size under a budget; "
+        "serve: the validation service; submit: send a program to it and exit with its verdict",
     )
     return p
 
@@ -481,12 +482,26 @@ def _cmd_sweep(argv: list[str]) -> int:
     return cmd_sweep(argv)
 
 
+def _cmd_serve(argv: list[str]) -> int:
+    from memgauge.cli._serve import cmd_serve
+
+    return cmd_serve(argv)
+
+
+def _cmd_submit(argv: list[str]) -> int:
+    from memgauge.cli._submit import cmd_submit
+
+    return cmd_submit(argv)
+
+
 _COMMANDS = {
     "run": _cmd_run,
     "view": _cmd_view,
     "compare": _cmd_compare,
     "check": _cmd_check,
     "sweep": _cmd_sweep,
+    "serve": _cmd_serve,
+    "submit": _cmd_submit,
 }
 
 

@@ -1,0 +1,224 @@
+"""``memgauge submit``: send a program to a validation service, wait for its verdict, exit with it.
+
+Exit codes: 0 within the policy, 1 over it, 2 the program failed or could not be run (or was
+cancelled); 64 usage, 65 the server refused the upload, 69 the server cannot be reached, 77 the
+token is missing or refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from memgauge._errors import (
+    PermissionDeniedError,
+    RefusedError,
+    ServiceUnavailableError,
+    UsageError,
+)
+from memgauge.cli._main import _Parser, _say
+
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+_FINISHED = ("done", "failed", "cancelled")
+_EXIT = {"pass": 0, "fail": 1, "error": 2}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="memgauge submit",
+        usage="memgauge submit [options] --policy NAME (script.py | project.zip | project.tar.gz) "
+        "[-- args ...]",
+        description="Submit a program to a memgauge validation service, show its progress and "
+        "exit with its verdict: 0 within the policy, 1 over it, 2 the program failed.",
+    )
+    p.add_argument("upload", metavar="FILE", help="a .py file, or a .zip / .tar.gz project")
+    p.add_argument("--policy", required=True, metavar="NAME", help="the policy to judge it by")
+    p.add_argument(
+        "--entry", metavar="PATH", help="a project's entry point (default main.py, or its only .py)"
+    )
+    p.add_argument(
+        "--server",
+        default=os.environ.get("MEMGAUGE_SERVER", DEFAULT_SERVER),
+        metavar="URL",
+        help=f"the service (default $MEMGAUGE_SERVER or {DEFAULT_SERVER})",
+    )
+    p.add_argument(
+        "--token",
+        default=os.environ.get("MEMGAUGE_TOKEN"),
+        metavar="TOKEN",
+        help="the API token (default $MEMGAUGE_TOKEN)",
+    )
+    p.add_argument("--no-wait", action="store_true", help="print the submission's id and exit 0")
+    p.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="stop waiting after this (exit 2; the run goes on)"
+    )
+    p.add_argument("--json", metavar="PATH", help="write the submission's final record (JSON) here")
+    p.add_argument("--html", metavar="PATH", help="write the run's HTML report here")
+    return p
+
+
+def _split(argv: list[str]) -> tuple[list[str], list[str]]:
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1 :]
+    return argv, []
+
+
+class Client:
+    """The API over httpx; every failure becomes one of memgauge's errors with the server's words."""
+
+    def __init__(self, server: str, token: str, timeout: float = 30.0) -> None:
+        import httpx
+
+        self.server = server.rstrip("/")
+        self._http = httpx.Client(
+            base_url=self.server, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        import httpx
+
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.HTTPError as e:
+            raise ServiceUnavailableError(f"cannot reach {self.server}: {e}") from None
+        if response.status_code < 400:
+            return response
+        detail = _detail(response)
+        if response.status_code in (401, 403):
+            raise PermissionDeniedError(f"{self.server} refused the token: {detail}")
+        if response.status_code in (404, 409, 413, 422):
+            raise RefusedError(f"{self.server} refused it: {detail}")
+        raise ServiceUnavailableError(f"{self.server} answered {response.status_code}: {detail}")
+
+    def json(self, method: str, path: str, **kwargs: Any) -> Any:
+        return self.request(method, path, **kwargs).json()
+
+
+def _detail(response: Any) -> str:
+    try:
+        detail = response.json().get("detail")
+    except (ValueError, AttributeError):
+        detail = None
+    if isinstance(detail, list):  # FastAPI's validation errors
+        detail = "; ".join(f"{'.'.join(map(str, d.get('loc', [])))}: {d.get('msg')}" for d in detail)
+    return str(detail or response.text[:200] or response.reason_phrase)
+
+
+def cmd_submit(argv: list[str]) -> int:
+    own, program_args = _split(argv)
+    args = _parser().parse_args(own)
+    if not args.token:
+        raise PermissionDeniedError("give a token: --token mg_... or MEMGAUGE_TOKEN")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    try:
+        with open(args.upload, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        from memgauge._errors import TargetNotFoundError
+
+        raise TargetNotFoundError(f"no such file: {args.upload}") from None
+    except OSError as e:
+        raise UsageError(f"cannot read {args.upload}: {e.strerror}") from None
+    for path in (args.json, args.html):
+        if path is not None:
+            from memgauge._files import check_output
+
+            check_output(path, "output")
+    try:
+        import httpx  # noqa: F401
+    except ImportError:
+        raise UsageError("memgauge submit needs memgauge[service] (httpx is missing)") from None
+    client = Client(args.server, args.token)
+    try:
+        form = {"policy": args.policy, "args": json.dumps(program_args)}
+        if args.entry is not None:
+            form["entry"] = args.entry
+        sub = client.json(
+            "POST",
+            "/api/v1/submissions",
+            data=form,
+            files={"file": (os.path.basename(args.upload), data)},
+        )
+        page = f"{client.server}/ui/submissions/{sub['id']}"
+        _say(f"submitted {sub['id']} ({sub['filename']}, policy {sub['policy']}): {page}\n")
+        if args.no_wait:
+            print(sub["id"])
+            return 0
+        sub = _wait(client, sub, args.timeout)
+        if sub["status"] not in _FINISHED:
+            _say(f"memgauge submit: stopped waiting after {args.timeout:g} s; the run goes on\n")
+            return 2
+        _outputs(client, sub, args)
+        _print_result(client, sub)
+        return _EXIT.get(sub.get("verdict") or "error", 2)
+    finally:
+        client.close()
+
+
+def _wait(client: Client, sub: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+    """Polls until the submission finishes, showing its status: a live line on a terminal, a line
+    per change elsewhere."""
+    start = time.monotonic()
+    interactive = sys.stderr is not None and sys.stderr.isatty()
+    last = ""
+    delay = 0.2
+    while sub["status"] not in _FINISHED:
+        if timeout is not None and time.monotonic() - start >= timeout:
+            break
+        time.sleep(delay)
+        delay = min(delay * 1.5, 2.0)
+        sub = client.json("GET", f"/api/v1/submissions/{sub['id']}")
+        state = sub["status"] + (f" (attempt {sub['attempts']})" if sub.get("attempts", 0) > 1 else "")
+        elapsed = time.monotonic() - start
+        if interactive:
+            _say(f"\r\x1b[K{state}, {elapsed:.0f} s")
+        elif state != last:
+            _say(f"{state} after {elapsed:.1f} s\n")
+        last = state
+    if interactive:
+        _say("\r\x1b[K")
+    return sub
+
+
+def _outputs(client: Client, sub: dict[str, Any], args: argparse.Namespace) -> None:
+    from memgauge._files import write_output
+
+    if args.json is not None:
+        write_output(args.json, json.dumps(sub, indent=2) + "\n", "record")
+    if args.html is not None and sub.get("status") == "done":
+        html = client.request("GET", f"/api/v1/submissions/{sub['id']}/report").text
+        write_output(args.html, html, "report")
+
+
+def _print_result(client: Client, sub: dict[str, Any]) -> None:
+    from memgauge._units import format_bytes, format_seconds
+
+    verdict = sub.get("verdict") or sub["status"]
+    figures = []
+    if sub.get("peak_rss_bytes") is not None:
+        figures.append(f"peak {format_bytes(sub['peak_rss_bytes'])}")
+    if sub.get("wall_seconds") is not None:
+        figures.append(f"wall {format_seconds(sub['wall_seconds'])}")
+    _say(f"{verdict.upper()}: {sub.get('reason') or ''}\n")
+    if figures:
+        _say("  " + ", ".join(figures) + f" (policy {sub['policy']}: {sub['budget']})\n")
+    if sub.get("status") == "done" and sub.get("verdict_json") is None:
+        try:
+            verdict_doc = client.json("GET", f"/api/v1/submissions/{sub['id']}/verdict")
+        except (RefusedError, ServiceUnavailableError):
+            verdict_doc = None
+        for r in (verdict_doc or {}).get("results", []):
+            _say(f"  {r.get('limit', '?')}: {r.get('status', '?')} ({r.get('note') or r.get('measured')})\n")
+    sandbox = sub.get("sandbox") or {}
+    for name, why in (sandbox.get("not_applied") or {}).items():
+        _say(f"  note: the sandbox's {name} limit was not applied: {why}\n")
+    _say(f"  report: {client.server}/ui/submissions/{sub['id']}\n")

@@ -1,0 +1,15 @@
+"""The validation service: accepts programs over HTTP, runs each sandboxed under memgauge, judges
+it against a policy, keeps everything in a database (SQLite, or PostgreSQL when shared).
+
+Needs ``memgauge[service]``. Layout: ``_models`` and ``migrations/`` (the schema), ``_db``
+(connecting, migrating), ``_store`` (reads and writes), ``_dispatch`` (the queue, through the
+sweep's engines), ``_judge`` (a run's verdict), ``_api`` (HTTP), ``_ui`` (web pages), ``_app``
+(the server).
+"""
+
+from __future__ import annotations
+
+from memgauge.service._app import create_app
+from memgauge.service._settings import Settings
+
+__all__ = ["Settings", "create_app"]

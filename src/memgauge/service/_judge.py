@@ -1,0 +1,56 @@
+"""A finished run's outcome as the submission records it: the verdict against the submission's
+budget (the gate's ``judge``, as ``memgauge check`` gives it), the figures the lists show, and why.
+
+Verdicts: ``pass`` within budget; ``fail`` a limit is over (a run the sandbox stopped at the
+policy's memory or wall limit is over that limit); ``error`` the program failed, or the sandbox
+stopped it for a limit of its own (output, processes), or it could not run at all.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from memgauge.service._models import Submission, utcnow
+
+if TYPE_CHECKING:
+    from memgauge.sweep import JobResult
+
+
+def outcome_values(sub: Submission, result: JobResult) -> dict[str, Any]:
+    from memgauge._profile import Profile
+    from memgauge.gate import judge, parse_budget, result_line, verdict_json
+
+    values: dict[str, Any] = {
+        "status": "done",
+        "finished_at": utcnow(),
+        "sandbox": None if result.sandbox is None else json.dumps(result.sandbox),
+        "output_tail": result.output_tail,
+        "exit_code": result.exit_code,
+    }
+    if result.profile is None:
+        values.update(status="failed", verdict="error", reason=result.error or "the run wrote no profile")
+        return values
+    profile = Profile.from_dict(result.profile)
+    verdict = judge(profile, parse_budget(sub.budget, source=f"policy {sub.policy}"))
+    values.update(
+        profile=json.dumps(result.profile, allow_nan=False),
+        verdict_json=json.dumps(verdict_json(verdict), allow_nan=False),
+        peak_rss_bytes=profile.peak.resident_bytes,
+        wall_seconds=profile.wall_seconds,
+        exit_code=profile.exit.code,
+    )
+    if not verdict.ok:
+        values.update(verdict="fail", reason=result_line(verdict) + _stopped(profile))
+    elif result.error:
+        values.update(verdict="error", reason=result.error)
+    elif verdict.program_failed:
+        values.update(verdict="error", reason=f"the program failed ({verdict.program_status})")
+    else:
+        values.update(verdict="pass", reason=result_line(verdict))
+    return values
+
+
+def _stopped(profile: Any) -> str:
+    stopped = profile.exit.stopped_by
+    return f"; stopped: {stopped}" if stopped else ""

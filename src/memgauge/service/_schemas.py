@@ -1,0 +1,186 @@
+"""The API's documents, as the OpenAPI schema publishes them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from memgauge.service._models import Policy, Submission, Token
+
+Role = Literal["submitter", "admin"]
+Status = Literal["queued", "running", "done", "failed", "cancelled"]
+VerdictName = Literal["pass", "fail", "error"]
+
+
+class ErrorOut(BaseModel):
+    detail: str
+
+
+class Me(BaseModel):
+    id: int
+    name: str
+    role: Role
+
+
+class TokenIn(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+    role: Role = "submitter"
+
+
+class TokenOut(BaseModel):
+    id: int
+    name: str
+    role: Role
+    prefix: str = Field(description="the token's first characters, to tell tokens apart")
+    created_at: dt.datetime
+    revoked_at: dt.datetime | None
+
+
+class NewTokenOut(TokenOut):
+    token: str = Field(description="the secret: shown this once, stored only as a hash")
+
+
+class LimitOut(BaseModel):
+    key: str
+    metric: str
+    phase: str | None
+    value: float
+    unit: str
+
+
+class PolicyIn(BaseModel):
+    budget: str = Field(
+        min_length=1, max_length=2000, description="limits in the gate's syntax: 'rss=512MiB wall=30s'"
+    )
+    description: str = Field(default="", max_length=2000)
+
+
+class PolicyOut(BaseModel):
+    name: str
+    budget: str
+    description: str
+    limits: list[LimitOut]
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+class Links(BaseModel):
+    self: str
+    verdict: str
+    profile: str
+    report: str
+    output: str
+    cancel: str
+
+
+class SubmissionOut(BaseModel):
+    id: str
+    owner: int
+    policy: str
+    budget: str
+    filename: str
+    kind: Literal["py", "zip", "tar.gz"]
+    entry: str
+    args: list[str]
+    upload_bytes: int
+    status: Status
+    verdict: VerdictName | None
+    reason: str | None
+    created_at: dt.datetime
+    started_at: dt.datetime | None
+    finished_at: dt.datetime | None
+    attempts: int
+    peak_rss_bytes: int | None
+    wall_seconds: float | None
+    exit_code: int | None
+    sandbox: dict[str, Any] | None = Field(
+        description="which limits were applied to the run, and why any was not"
+    )
+    links: Links
+
+
+class SubmissionPage(BaseModel):
+    items: list[SubmissionOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+    engine: str
+    workers: int
+    in_flight: int
+
+
+def aware(t: dt.datetime | None) -> dt.datetime | None:
+    """SQLite hands back naive datetimes; every time stored is UTC."""
+    if t is None or t.tzinfo is not None:
+        return t
+    return t.replace(tzinfo=dt.timezone.utc)
+
+
+def token_out(t: Token) -> TokenOut:
+    return TokenOut(
+        id=t.id,
+        name=t.name,
+        role=t.role,  # type: ignore[arg-type]
+        prefix=t.prefix,
+        created_at=aware(t.created_at),  # type: ignore[arg-type]
+        revoked_at=aware(t.revoked_at),
+    )
+
+
+def policy_out(p: Policy) -> PolicyOut:
+    from memgauge.gate import parse_budget
+
+    limits = [
+        LimitOut(key=limit.key, metric=limit.metric, phase=limit.phase, value=limit.value, unit=limit.unit)
+        for limit in parse_budget(p.budget, source=f"policy {p.name}")
+    ]
+    return PolicyOut(
+        name=p.name,
+        budget=p.budget,
+        description=p.description,
+        limits=limits,
+        created_at=aware(p.created_at),  # type: ignore[arg-type]
+        updated_at=aware(p.updated_at),  # type: ignore[arg-type]
+    )
+
+
+def submission_out(s: Submission, base: str = "/api/v1") -> SubmissionOut:
+    here = f"{base}/submissions/{s.id}"
+    return SubmissionOut(
+        id=s.id,
+        owner=s.owner_id,
+        policy=s.policy,
+        budget=s.budget,
+        filename=s.filename,
+        kind=s.kind,  # type: ignore[arg-type]
+        entry=s.entry,
+        args=json.loads(s.args),
+        upload_bytes=s.upload_bytes,
+        status=s.status,  # type: ignore[arg-type]
+        verdict=s.verdict,  # type: ignore[arg-type]
+        reason=s.reason,
+        created_at=aware(s.created_at),  # type: ignore[arg-type]
+        started_at=aware(s.started_at),
+        finished_at=aware(s.finished_at),
+        attempts=s.attempts,
+        peak_rss_bytes=s.peak_rss_bytes,
+        wall_seconds=s.wall_seconds,
+        exit_code=s.exit_code,
+        sandbox=None if s.sandbox is None else json.loads(s.sandbox),
+        links=Links(
+            self=here,
+            verdict=here + "/verdict",
+            profile=here + "/profile",
+            report=here + "/report",
+            output=here + "/output",
+            cancel=here + "/cancel",
+        ),
+    )
