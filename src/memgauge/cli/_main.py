@@ -2,25 +2,32 @@
 
 Commands: ``run`` (measure a program), ``view`` (report an existing profile), ``compare``
 (profiles side by side), ``check`` (judge a run or profiles against budgets; ``cli/_check.py``),
-``sweep`` (run a program at many sizes; ``cli/_sweep.py``). ``view`` and ``compare`` exit 0 when the
-report was written.
+``sweep`` (run a program at many sizes; ``cli/_sweep.py``), ``serve`` (the validation service;
+``cli/_serve.py``), ``submit`` (send a program to it; ``cli/_submit.py``). ``view`` and ``compare``
+exit 0 when the report was written.
 
 Exit codes (also in README.md, whose table a test keeps in step with this one):
   0                  ``view`` / ``compare``: the report was written; ``check``: within budget;
-                     ``sweep``: every run measured and exited 0 (within the budget, if any)
+                     ``sweep``: every run measured and exited 0 (within the budget, if any);
+                     ``submit``: the verdict is pass; ``serve``: stopped
   1                  ``check``: over budget (a limit crossed, or stopped by ``--enforce``);
-                     ``sweep``: no size fits the budget, or the confirming run went over it
+                     ``sweep``: no size fits the budget, or the confirming run went over it;
+                     ``submit``: the verdict is fail (over the policy)
   2                  ``check``: the program failed while within budget; ``sweep``: a run failed
-                     (non-zero exit, killed, timed out, not measured)
+                     (non-zero exit, killed, timed out, not measured); ``submit``: the verdict
+                     is error (the program failed, or could not be run), or it was cancelled
   the program's own  ``memgauge run`` exits with the measured program's exit code
   128 + N            the program was killed by signal N (as shells report it)
   64                 usage error: bad option, nothing to run
-  65                 the script has a syntax error, or a profile file is malformed
+  65                 the script has a syntax error, or a profile file is malformed; ``submit``: the
+                     server refused the upload (a bad archive, too large, an unknown policy)
   66                 the script, module or profile file does not exist
-  69                 a requested limit cannot be enforced on this host
+  69                 a requested limit cannot be enforced on this host; ``submit``: the server
+                     cannot be reached, or failed
   70                 internal error in memgauge
   73                 an output file or stdout cannot be written (a profile is saved elsewhere, see
                      the message); a reader that closes the pipe early (`| head`) is not an error
+  77                 ``submit``: no token, or the server refused it
   126 / 127          the command cannot be executed / is not found
   130                interrupted (Ctrl-C) while memgauge itself was working
 """
