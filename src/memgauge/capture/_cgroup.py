@@ -244,3 +244,142 @@ def create_memory_group(prefer: str = "auto") -> tuple[MemoryGroup | None, str]:
             continue
         return group, ""
     return None, "; ".join(reasons) or "no cgroup support"
+
+
+class PidsGroup:
+    """A pids cgroup holding one sandboxed run: ``pids.max`` caps the tasks (processes and threads)
+    the run can have at once, which stops a fork bomb where a per-uid rlimit cannot (root) or is
+    not unique to the run. Every process left in it is killed when it is closed: nothing of a
+    sandboxed run may outlive it."""
+
+    def __init__(self, path: str, version: int) -> None:
+        self.path = path
+        self.version = version
+
+    def __repr__(self) -> str:
+        return f"PidsGroup({self.path!r}, v{self.version})"
+
+    @property
+    def procs_file(self) -> str:
+        return os.path.join(self.path, "cgroup.procs")
+
+    def pids(self) -> list[int]:
+        try:
+            with open(self.procs_file, "rb") as f:
+                return [int(x) for x in f.read().split()]
+        except (OSError, ValueError):
+            return []
+
+    def refused(self) -> int:
+        """How many forks (or new threads) the limit refused so far."""
+        try:
+            with open(os.path.join(self.path, "pids.events")) as f:
+                for line in f:
+                    key, _, value = line.partition(" ")
+                    if key == "max":
+                        return int(value)
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    def kill_all(self, timeout: float = 2.0) -> None:
+        """SIGKILL every process in the group until it is empty. Repeated: a process may fork
+        between reading the list and the kill (not after: a pending SIGKILL stops fork)."""
+        import signal
+
+        deadline = time.monotonic() + timeout
+        while True:
+            pids = self.pids()
+            if not pids or time.monotonic() > deadline:
+                return
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.005)
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Kill what is left, then remove the group (retried while the dying leave it)."""
+        self.kill_all(timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.01)
+
+
+def _v1_controller_dir(controller: str) -> str | None:
+    """This process's own cgroup directory in the v1 hierarchy that holds ``controller``."""
+    mount: tuple[str, str] | None = None
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                left, _, right = line.partition(" - ")
+                fstype, _source, options = [*right.split(), "", ""][:3]
+                if fstype == "cgroup" and controller in options.split(","):
+                    fields = left.split()
+                    mount = (fields[4], fields[3])
+                    break
+        with open("/proc/self/cgroup") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    if mount is None:
+        return None
+    mount_point, root = mount
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controller in controllers.split(","):
+            if root != "/" and (path == root or path.startswith(root + "/")):
+                path = path[len(root) :]
+            return mount_point.rstrip("/") + path.rstrip("/")
+    return None
+
+
+def create_pids_group(limit: int) -> tuple[PidsGroup | None, str]:
+    """A new pids cgroup with ``pids.max`` = ``limit`` (v2 where the pids controller is delegated
+    to memgauge's cgroup, else v1), or None and the reason none could be made."""
+    reasons: list[str] = []
+    name = f"{PREFIX}{os.getpid()}-{time.monotonic_ns()}"
+    candidates: list[tuple[int, str]] = []
+    v2 = _own_dirs().get("v2")
+    if v2 is not None:
+        try:
+            with open(os.path.join(v2[0], "cgroup.subtree_control")) as f:
+                delegated = "pids" in f.read().split()
+        except OSError:
+            delegated = False
+        if delegated:
+            candidates.append((2, v2[0]))
+        else:
+            reasons.append("cgroup v2 pids controller not delegated to memgauge's cgroup")
+    else:
+        reasons.append("no cgroup v2 hierarchy")
+    v1 = _v1_controller_dir("pids")
+    if v1 is not None:
+        candidates.append((1, v1))
+    else:
+        reasons.append("no cgroup v1 pids hierarchy")
+    for version, parent in candidates:
+        for stale in orphaned_entries(parent, PREFIX):
+            PidsGroup(stale, version).close(0.5)  # a fork bomb a killed memgauge left behind
+        path = os.path.join(parent, name)
+        try:
+            os.mkdir(path)
+        except OSError as e:
+            reasons.append(f"cannot create a cgroup v{version} pids group in {parent}: {e.strerror}")
+            continue
+        group = PidsGroup(path, version)
+        try:
+            _write(os.path.join(path, "pids.max"), str(limit))
+        except OSError as e:
+            group.close()
+            reasons.append(f"cannot set pids.max in cgroup v{version}: {e.strerror}")
+            continue
+        return group, ""
+    return None, "; ".join(reasons) or "no cgroup support"

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from memgauge.runner import HardLimits
 
 # options of `memgauge run` that take a value; everything up to the first other token is ours
-_RUN_VALUE_OPTIONS = {"--json", "--interval", "--cgroup", "--html"}
+_RUN_VALUE_OPTIONS = {"--json", "--interval", "--cgroup", "--html", "--sandbox"}
 _RUN_FLAGS = {
     "--no-json",
     "--quiet",
@@ -108,6 +108,9 @@ def _run_parser() -> argparse.ArgumentParser:
         ),
     )
     add_run_options(p)
+    # how sweep._job.execute_job runs untrusted code (runner._sandbox): a plan only it writes, so
+    # not an option for people, and kept out of --help
+    p.add_argument("--sandbox", metavar="PLAN.json", help=argparse.SUPPRESS)
     return p
 
 
@@ -257,6 +260,14 @@ class RunPlan:
         self.options = RunOptions(
             interval=args.interval, cgroup=args.cgroup, lines=lines, alloc=args.alloc, enforce=enforce
         )
+        sandbox_plan = getattr(args, "sandbox", None)
+        if sandbox_plan is not None:
+            from memgauge.runner._sandbox import SandboxRun
+
+            try:
+                self.options.sandbox = SandboxRun.load(sandbox_plan)
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                raise UsageError(f"--sandbox {sandbox_plan}: not a sandbox plan: {e}") from e
 
     def run(self, json_path: str | None = None, *, report: bool = True) -> Profile:
         """Run the program, then save its profile (to ``json_path`` when given) and HTML report and

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from memgauge._profile import Profile
+    from memgauge.runner._sandbox import SandboxRun, SandboxSetup
 
 # Only what starting the program needs is imported above: the modules that sample, assemble and
 # describe the run (dataclasses, json, ...) are imported once the program runs, on the other core,
@@ -99,7 +100,9 @@ class RunOptions:
     ``memory_limit_bytes`` enforced through the cgroup (LimitError when none can be made);
     ``lines`` on | lib | off: line sampling in the program's Python processes, ``lib`` keeping
     library frames instead of folding them into the user's; ``alloc``: allocation tracking (memray);
-    ``enforce``: hard limits the program is stopped at.
+    ``enforce``: hard limits the program is stopped at; ``sandbox``: run the program sandboxed
+    (``runner._sandbox``: namespaces, mounts, an unprivileged uid, process and output limits, a
+    scrubbed environment), as ``sweep._job.execute_job`` plans it.
     """
 
     def __init__(
@@ -115,6 +118,7 @@ class RunOptions:
         cwd: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         enforce: HardLimits | None = None,
+        sandbox: SandboxRun | None = None,
     ) -> None:
         self.interval = interval
         self.cgroup = cgroup
@@ -126,6 +130,7 @@ class RunOptions:
         self.cwd = cwd
         self.clock = clock
         self.enforce = enforce
+        self.sandbox = sandbox
 
 
 def _record_enforcement(profile: Profile, limits: HardLimits, state: RunState, by_group: bool) -> None:
@@ -231,8 +236,17 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
     group: MemoryGroup | None = None
     group_reason = "disabled with --cgroup off"
     events_dir: str | None = None
+    setup: SandboxSetup | None = None
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _WAITED)
     try:
+        limits = options.enforce
+        if options.sandbox is not None:
+            from memgauge.runner._sandbox import SandboxSetup
+
+            # first: the mounts decide what the rest (cgroups, the events directory) sees
+            setup = SandboxSetup(options.sandbox)
+            setup.enter()
+            limits = setup.hard_limits(limits)
         if options.cgroup != "off":
             group, group_reason = create_memory_group(options.cgroup)
         if options.memory_limit_bytes is not None:
@@ -242,7 +256,6 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
                 group.set_limit(options.memory_limit_bytes)
             except OSError as e:
                 raise LimitError(f"cannot set the cgroup memory limit: {e.strerror}") from e
-        limits = options.enforce
         enforced_by_group = False
         if limits is not None and limits.memory_bytes is not None and group is not None:
             try:
@@ -250,32 +263,48 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
                 enforced_by_group = True
             except OSError:
                 pass  # the watchdog alone guards the limit; the profile says which did
-        events_dir = _make_events_dir()
-        env = dict(os.environ if options.env is None else options.env)
+        if setup is not None:
+            setup.note_memory(group, group_reason, enforced_by_group)
+            events_dir = setup.make_events_dir()
+            # the sandbox's scrubbed environment, never memgauge's own
+            env = setup.program_env()
+        else:
+            events_dir = _make_events_dir()
+            env = dict(os.environ if options.env is None else options.env)
         env[ENV_EVENTS_DIR] = events_dir
         _instrument(env, options)
         oom_before = _global_oom_kills()
         procs_file = group.procs_file if group is not None else None
+        cwd = options.cwd
+        if setup is not None:
+            setup.note_environment(env)
+            setup.write_record()
+            cwd = setup.plan.workdir
+        sandbox_preexec = setup.preexec if setup is not None else None
 
         def preexec() -> None:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             if procs_file is not None:
                 with open(procs_file, "w") as f:
                     f.write(str(os.getpid()))
+            if sandbox_preexec is not None:
+                sandbox_preexec()  # last: it gives up root
 
         started_at = time.time()
         t0 = clock()
         try:
             # preexec_fn is safe here: memgauge has started no thread yet
             argv = target.argv()
-            child = subprocess.Popen(argv, env=env, cwd=options.cwd, preexec_fn=preexec)  # noqa: PLW1509
+            child = subprocess.Popen(argv, env=env, cwd=cwd, preexec_fn=preexec)  # noqa: PLW1509
         except FileNotFoundError as e:
             raise CommandNotFoundError(f"command not found: {target.value}") from e
         except PermissionError as e:
             raise CommandNotExecutableError(f"cannot execute {target.value}: {e.strerror}") from e
         except OSError as e:
             raise CommandNotExecutableError(f"cannot execute {target.value}: {e.strerror or e}") from e
-        except subprocess.SubprocessError as e:  # raised by preexec: joining the cgroup failed
+        except subprocess.SubprocessError as e:  # raised by preexec: joining a cgroup failed
+            if setup is not None:
+                raise InternalError(f"cannot start the program in its sandbox ({e})") from e
             raise InternalError(f"cannot start the program in its cgroup ({e}); try --cgroup off") from e
         _set_subreaper(True)
         max_interval = HardLimits.WATCHDOG_INTERVAL if limits is not None else 5.0
@@ -294,6 +323,8 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
                 watcher.sample()
                 if limits is not None and state.stopped_by is None:
                     reason = limits.crossed(watcher.last_resident, clock() - t0, watcher.last_cpu)
+                    if reason is None and setup is not None:
+                        reason = setup.crossed()
                     if reason is not None:
                         state.stopped_by = reason + " (watchdog)"
                         watcher.kill_all()
@@ -317,6 +348,10 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         wall = state.reaped[child.pid].at
         child.returncode = os.waitstatus_to_exitcode(state.reaped[child.pid].status)
         watcher.sample()
+        if setup is not None:
+            # before anything the program wrote is read: nothing of it may run on
+            setup.kill_leftovers(group, lambda: _reap(state, clock() - t0))
+            setup.sanitize_events(events_dir)
         watcher.close()
         # signals that arrived as the child ended (a second Ctrl-C) must not hit memgauge
         while signal.sigtimedwait(_WAITED, 0) is not None:
@@ -334,6 +369,8 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         )
         if limits is not None:
             _record_enforcement(profile, limits, state, enforced_by_group)
+        if setup is not None:
+            setup.finish(profile)
         import datetime
 
         profile.started_at = datetime.datetime.fromtimestamp(started_at, datetime.timezone.utc).isoformat(
@@ -341,8 +378,12 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         )
         return profile
     finally:
+        if setup is not None:
+            setup.kill_leftovers(group)
         _set_subreaper(False)
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        if setup is not None:
+            setup.close()
         if group is not None:
             group.close()
         if events_dir is not None:

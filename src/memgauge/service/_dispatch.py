@@ -83,18 +83,25 @@ class Dispatcher:
             if sub is None:
                 continue
             if isinstance(outcome, BaseException) or outcome.cancelled:
-                store.requeue_or_fail(
-                    self.db, sub, "the server stopped", self.settings.max_attempts, charge=False
-                )
+                self._put_back(sub)
             else:
                 self._store(sub, outcome)
         for sub_id in list(self._handles):
             sub = self._own(sub_id)
             if sub is not None:
-                store.requeue_or_fail(
-                    self.db, sub, "the server stopped", self.settings.max_attempts, charge=False
-                )
+                self._put_back(sub)
         self._handles.clear()
+
+    def _put_back(self, sub: Submission) -> None:
+        """A run stopped with the server: queued again, or cancelled if its owner asked."""
+        if sub.cancel_requested:
+            store.finish(
+                self.db, sub.id, self.worker, status=store.CANCELLED, finished_at=utcnow(), reason="cancelled"
+            )
+        else:
+            store.requeue_or_fail(
+                self.db, sub, "the server stopped", self.settings.max_attempts, charge=False
+            )
 
     def _own(self, sub_id: str) -> Submission | None:
         sub = store.get_submission(self.db, sub_id)
@@ -168,9 +175,12 @@ class Dispatcher:
         whole = {limit.metric: limit.value for limit in parse_budget(sub.budget) if limit.phase is None}
         memory = min(int(whole["rss"]), s.max_memory_bytes) if "rss" in whole else s.max_memory_bytes
         wall = min(whole["wall"], s.max_wall_seconds) if "wall" in whole else s.max_wall_seconds
+        # the entry is a path in the upload: one starting with '-' (an archive's "--json=x.py")
+        # must not be read as an option of memgauge run
+        entry = f"./{sub.entry}" if sub.entry.startswith("-") else sub.entry
         return Job(
             id=sub.id,
-            target=(sub.entry, *json.loads(sub.args)),
+            target=(entry, *json.loads(sub.args)),
             env={ENV_SUBMISSION: sub.id},
             sandbox=Sandbox(
                 memory_bytes=memory,
@@ -220,7 +230,10 @@ class Dispatcher:
                 output_tail=outcome.output_tail,
             )
             return
-        if outcome.profile is None and (outcome.exit_code is None or outcome.exit_code < 0):
+        # no profile, killed by a signal (or an engine's failure, which has no sandbox record):
+        # the worker was lost, not the program's doing. A refused upload has a record: final.
+        lost = outcome.exit_code is None and outcome.sandbox is None
+        if outcome.profile is None and (lost or (outcome.exit_code or 0) < 0):
             why = outcome.error or "the worker stopped"
             store.requeue_or_fail(
                 self.db, sub, f"the run's worker was lost ({why})", self.settings.max_attempts

@@ -1,6 +1,7 @@
 """Scaling sweeps: a program run at many sizes, each point a fresh isolated run, through an engine
 (local process pool or Ray). Analyses of the record are in ``memgauge.analysis``."""
 
+from memgauge.runner._sandbox import Sandbox, Upload
 from memgauge.sweep._engine import Engine, JobHandle, LocalEngine, make_engine
 from memgauge.sweep._job import Job, JobResult, Resources, execute_job
 from memgauge.sweep._model import (
@@ -27,9 +28,11 @@ __all__ = [
     "Point",
     "Resources",
     "RunSummary",
+    "Sandbox",
     "SweepPlan",
     "SweepProgress",
     "SweepResult",
+    "Upload",
     "confirm",
     "execute_job",
     "load_sweep",
