@@ -547,7 +547,14 @@ def test_compare_same_file_name_in_two_directories_uses_the_paths(runs: Runs, tm
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--help"], ["usage: memgauge", "{run,view,compare,check,sweep,serve,submit}", "view: report a saved profile"]),
+        (
+            ["--help"],
+            [
+                "usage: memgauge",
+                "{run,view,compare,check,sweep,serve,submit}",
+                "view: report a saved profile",
+            ],
+        ),
         (
             ["view", "--help"],
             ["usage: memgauge view [options] PROFILE.json", "--format", "--html", "--output", "--width"],

@@ -99,7 +99,20 @@ class Client:
         raise ServiceUnavailableError(f"{self.server} answered {response.status_code}: {detail}")
 
     def json(self, method: str, path: str, **kwargs: Any) -> Any:
-        return self.request(method, path, **kwargs).json()
+        response = self.request(method, path, **kwargs)
+        try:
+            return response.json()
+        except ValueError:
+            raise ServiceUnavailableError(
+                f"{self.server} answered {response.status_code} with no JSON: is it a memgauge service?"
+            ) from None
+
+    def submission(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        """A submission record; anything else is the server's failure (exit 69), not ours."""
+        sub = self.json(method, path, **kwargs)
+        if not isinstance(sub, dict) or not all(isinstance(sub.get(k), str) for k in ("id", "status")):
+            raise ServiceUnavailableError(f"{self.server} answered with no submission: {str(sub)[:200]}")
+        return sub
 
 
 def _detail(response: Any) -> str:
@@ -142,14 +155,14 @@ def cmd_submit(argv: list[str]) -> int:
         form = {"policy": args.policy, "args": json.dumps(program_args)}
         if args.entry is not None:
             form["entry"] = args.entry
-        sub = client.json(
+        sub = client.submission(
             "POST",
             "/api/v1/submissions",
             data=form,
             files={"file": (os.path.basename(args.upload), data)},
         )
         page = f"{client.server}/ui/submissions/{sub['id']}"
-        _say(f"submitted {sub['id']} ({sub['filename']}, policy {sub['policy']}): {page}\n")
+        _say(f"submitted {sub['id']} ({sub.get('filename')}, policy {sub.get('policy')}): {page}\n")
         if args.no_wait:
             print(sub["id"])
             return 0
@@ -176,7 +189,7 @@ def _wait(client: Client, sub: dict[str, Any], timeout: float | None) -> dict[st
             break
         time.sleep(delay)
         delay = min(delay * 1.5, 2.0)
-        sub = client.json("GET", f"/api/v1/submissions/{sub['id']}")
+        sub = client.submission("GET", f"/api/v1/submissions/{sub['id']}")
         state = sub["status"] + (f" (attempt {sub['attempts']})" if sub.get("attempts", 0) > 1 else "")
         elapsed = time.monotonic() - start
         if interactive:

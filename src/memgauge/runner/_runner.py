@@ -356,17 +356,11 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         # signals that arrived as the child ended (a second Ctrl-C) must not hit memgauge
         while signal.sigtimedwait(_WAITED, 0) is not None:
             _reap(state, clock() - t0)
-        profile = assemble_profile(
-            target,
-            state,
-            watcher,
-            group,
-            group_reason,
-            events_dir,
-            wall,
-            _global_oom_kills() - oom_before,
-            options,
-        )
+        global_ooms = _global_oom_kills() - oom_before
+        with contextlib.nullcontext() if setup is None else setup.reading_as_program():
+            profile = assemble_profile(
+                target, state, watcher, group, group_reason, events_dir, wall, global_ooms, options
+            )
         if limits is not None:
             _record_enforcement(profile, limits, state, enforced_by_group)
         if setup is not None:

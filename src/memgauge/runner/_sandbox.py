@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from memgauge._units import format_bytes, format_seconds
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from memgauge._profile import Profile
     from memgauge.capture._cgroup import MemoryGroup, PidsGroup
@@ -85,6 +85,12 @@ BACKSTOP_SECONDS = 10.0
 RUN_PREFIX = "memgauge-sandbox-"
 # the largest measurement file (line samples, events) of the program's that the runner reads
 MAX_EVENTS_FILE_BYTES = 256 << 20
+# what the runner reads of them all together: everything in them may become part of the profile
+# (a process record per pid an event names, its command line as given), and reading them costs
+# the runner, which no limit of the run's bounds, many times their size in memory
+MAX_EVENTS_TOTAL_BYTES = 16 << 20
+# the largest profile a sandboxed run may give (the service stores it and renders it per request)
+MAX_PROFILE_BYTES = 16 << 20
 
 # scratch directories every program may write to: each run gets its own, empty (tmpfs)
 _PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
@@ -487,6 +493,9 @@ class HostRun:
         if problem:
             # a host may allow one and not the other: take what it allows
             flags = tuple(f for f in flags if len(flags) > 1 and not _unshare_problem((f,)))
+        if not _unshare_problem(("--ipc",)):
+            # System V shared memory and message queues die with the run; no run sees another's
+            flags += ("--ipc",)
         if flags:
             exe = shutil.which("unshare") or shutil.which("unshare", path=SAFE_PATH + ":/usr/sbin:/sbin")
             assert exe is not None
@@ -516,7 +525,7 @@ class HostRun:
             private=paths["private"],
             uid=uid,
             user_reason=user_reason,
-            unshared=[{"--net": "network", "--mount": "mount"}[f] for f in flags],
+            unshared=[{"--net": "network", "--mount": "mount", "--ipc": "ipc"}[f] for f in flags],
             namespace_reason=problem,
             host_namespaces=_namespace_ids(),
             env=env,
@@ -570,6 +579,7 @@ class HostRun:
         )
         record["applied"]["process_group"] = (
             "own session and process group (setsid); the whole group is killed on timeout or cancel"
+            + ("; own System V IPC namespace (unshare --ipc)" if "ipc" in plan.unshared else "")
         )
         runner: dict[str, Any] | None = None
         with contextlib.suppress(OSError, ValueError), open(plan.record_path) as f:
@@ -663,6 +673,9 @@ class _Libc:
         self._umount2 = lib.umount2
         self._umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
         self.prctl = lib.prctl
+        # the calling thread's filesystem ids: files are opened with the permissions of these
+        self.setfsuid = lib.setfsuid
+        self.setfsgid = lib.setfsgid
 
     def mount(
         self, source: str | None, target: str, fstype: str | None, flags: int, data: str | None
@@ -1147,6 +1160,29 @@ class SandboxSetup:
 
     # -- afterwards
 
+    @contextlib.contextmanager
+    def reading_as_program(self) -> Iterator[None]:
+        """While the runner reads what the program left (its events, its line samples, and the
+        source lines those name): with the program's file permissions, not root's. A line sample
+        names any file; root reading it would put ``/etc/shadow`` or another process's
+        ``/proc/PID/environ`` (the server's tokens) into the profile. ``setfsuid`` is the calling
+        thread's alone, and the runner reads on this thread."""
+        uid, libc = self.uid, self._libc
+        if uid is None or libc is None:
+            yield
+            return
+        libc.setfsgid(uid)
+        libc.setfsuid(uid)
+        if libc.setfsuid(uid) != uid or libc.setfsgid(uid) != uid:  # returns the ids now held
+            libc.setfsuid(0)
+            libc.setfsgid(0)
+            raise OSError("cannot take the program's filesystem ids (setfsuid)")
+        try:
+            yield
+        finally:
+            libc.setfsuid(0)
+            libc.setfsgid(0)
+
     def kill_leftovers(
         self, group: MemoryGroup | None, reap: Callable[[], None] | None = None, timeout: float = 3.0
     ) -> None:
@@ -1182,13 +1218,20 @@ class SandboxSetup:
         Its processes are all dead by now, so nothing can swap a file back in."""
         dropped = []
         try:
-            entries = list(os.scandir(path))
+            entries = sorted(os.scandir(path), key=lambda e: e.name)
         except OSError:
             return
+        total = 0
         for entry in entries:
             try:
                 st = entry.stat(follow_symlinks=False)
-                if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_size <= MAX_EVENTS_FILE_BYTES:
+                if (
+                    stat.S_ISREG(st.st_mode)
+                    and st.st_nlink == 1
+                    and st.st_size <= MAX_EVENTS_FILE_BYTES
+                    and total + st.st_size <= MAX_EVENTS_TOTAL_BYTES
+                ):
+                    total += st.st_size
                     continue
                 dropped.append(entry.name)
                 if stat.S_ISDIR(st.st_mode):
@@ -1200,8 +1243,8 @@ class SandboxSetup:
         if dropped:
             shown = ", ".join(sorted(dropped)[:5]) + (" ..." if len(dropped) > 5 else "")
             self.hit["filesystem"] = (
-                f"measurement files not read (links, special files, or over "
-                f"{format_bytes(MAX_EVENTS_FILE_BYTES)}): {shown}"
+                f"measurement files not read (links, special files, or past "
+                f"{format_bytes(MAX_EVENTS_TOTAL_BYTES)} in all): {shown}"
             )
 
     def finish(self, profile: Profile) -> None:

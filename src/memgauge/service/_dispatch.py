@@ -85,7 +85,7 @@ class Dispatcher:
             if isinstance(outcome, BaseException) or outcome.cancelled:
                 self._put_back(sub)
             else:
-                self._store(sub, outcome)
+                self._store_or_fail(sub, outcome)
         for sub_id in list(self._handles):
             sub = self._own(sub_id)
             if sub is not None:
@@ -202,10 +202,32 @@ class Dispatcher:
                 sub_id, outcome = self._done.get_nowait()
             except queue.Empty:
                 return
+            try:
+                sub = self._own(sub_id)
+                if sub is not None:
+                    self._store_or_fail(sub, outcome)
+            except Exception:
+                # the database cannot be reached: the run stays ours (and heartbeaten) until its
+                # result is stored at a later step; forgotten here, it would stay running for good
+                self._done.put((sub_id, outcome))
+                raise
             self._handles.pop(sub_id, None)
-            sub = self._own(sub_id)
-            if sub is not None:
-                self._store(sub, outcome)
+
+    def _store_or_fail(self, sub: Submission, outcome: JobResult | BaseException) -> None:
+        """``_store``; a result the database refuses (or that cannot be judged) fails the
+        submission with the reason, instead of leaving it running."""
+        try:
+            self._store(sub, outcome)
+        except Exception as e:
+            store.finish(
+                self.db,
+                sub.id,
+                self.worker,
+                status=store.FAILED,
+                verdict="error",
+                finished_at=utcnow(),
+                reason=f"the run's result could not be stored: {type(e).__name__}: {e}"[:2000],
+            )
 
     def _store(self, sub: Submission, outcome: JobResult | BaseException) -> None:
         from memgauge.service._judge import outcome_values

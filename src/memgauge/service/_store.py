@@ -188,16 +188,22 @@ def list_submissions(
 
 
 def request_cancel(db: Database, sub_id: str) -> Submission | None:
-    """A queued submission is cancelled at once; a running one when its worker stops it."""
+    """A queued submission is cancelled at once; a running one when its worker stops it. Both are
+    compare-and-sets: a dispatcher may claim the submission between a read and a write here, and
+    its claim must then get the request to stop, not be overwritten (the run would go on)."""
     with db.session() as s, s.begin():
-        sub = s.get(Submission, sub_id)
-        if sub is None or sub.status in FINISHED:
-            return sub
-        if sub.status == QUEUED:
-            sub.status, sub.finished_at, sub.reason = CANCELLED, utcnow(), "cancelled before it ran"
-        else:
-            sub.cancel_requested = True
-    return sub
+        queued = s.execute(
+            update(Submission)
+            .where(Submission.id == sub_id, Submission.status == QUEUED)
+            .values(status=CANCELLED, finished_at=utcnow(), reason="cancelled before it ran")
+        )
+        if queued.rowcount != 1:  # type: ignore[attr-defined]
+            s.execute(
+                update(Submission)
+                .where(Submission.id == sub_id, Submission.status == RUNNING)
+                .values(cancel_requested=True)
+            )
+    return get_submission(db, sub_id)
 
 
 def claim_queued(db: Database, worker: str, n: int) -> list[Submission]:
@@ -256,6 +262,7 @@ def cancel_requested(db: Database, ids: list[str]) -> list[str]:
 def finish(db: Database, sub_id: str, worker: str, **values: Any) -> bool:
     """Store a run's outcome, only if the submission is still this worker's run (a lease lost to
     another server's recovery must not overwrite what that server did)."""
+    values = {k: _text(v) if isinstance(v, str) else v for k, v in values.items()}
     with db.session() as s, s.begin():
         done = s.execute(
             update(Submission)
@@ -285,6 +292,7 @@ def requeue_or_fail(
     this attempt counts (a server stopped on purpose does not charge the submission). Returns the
     new status."""
     attempts = sub.attempts if charge else max(0, sub.attempts - 1)
+    why = _text(why)
     with db.session() as s, s.begin():
         if attempts < max_attempts:
             values: dict[str, Any] = {
@@ -309,6 +317,12 @@ def requeue_or_fail(
             .values(**values)
         )
     return status
+
+
+def _text(value: str) -> str:
+    """What a text column takes on every database: PostgreSQL refuses a NUL (which a program's
+    output, stored with its result, may hold)."""
+    return value.replace("\x00", "\ufffd")
 
 
 def stale_before(seconds: float) -> dt.datetime:

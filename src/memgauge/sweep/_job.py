@@ -28,7 +28,7 @@ from typing import Any
 
 from memgauge._errors import MemgaugeError
 from memgauge._files import read_json_object
-from memgauge.runner._sandbox import HostRun, Sandbox, Upload
+from memgauge.runner._sandbox import MAX_PROFILE_BYTES, HostRun, Sandbox, Upload
 
 # how much of the program's output a result keeps (the end: where the traceback is)
 OUTPUT_TAIL_BYTES = 4096
@@ -216,13 +216,18 @@ def _execute_sandboxed(
         tail = _tail(output_path)
         output_bytes = os.path.getsize(output_path)
         seconds = time.monotonic() - start
-        profile = read_json_object(profile_path)
+        too_big = _size(profile_path) > MAX_PROFILE_BYTES
+        profile = None if too_big else read_json_object(profile_path)
         code = proc.returncode
         why_not = "memgauge run stopped before it set this up: " + (
             _last_line(tail) or f"it exited with {code}"
         )
         record = run.record(profile, output_bytes, why_not)
         error = stopped or run.output_error(output_bytes, profile)
+        if too_big and error is None:
+            # what the program wrote of its own measurements made it so: not measured, not lost
+            error = f"the run's profile is over {MAX_PROFILE_BYTES >> 20} MiB: not kept"
+            record["hit"]["filesystem"] = error
         if error is None and profile is None:
             error = _last_line(tail) or f"memgauge run exited with {code} and wrote no profile"
         return JobResult(
@@ -270,6 +275,13 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _tail(path: str) -> str:
