@@ -14,7 +14,7 @@ import contextlib
 import os
 import time
 
-from memgauge.capture._procfs import PAGE_SIZE, OpenFiles, orphaned_entries
+from memgauge.capture._procfs import PAGE_SIZE, OpenFiles, kill_until_gone, orphaned_entries
 
 # os.path, not pathlib, and no dataclass: this module is imported before the program starts, and
 # every millisecond spent importing is added to the run's wall time
@@ -107,14 +107,33 @@ def _write(path: str, text: str) -> None:
         f.write(text)
 
 
-class MemoryGroup:
+class _Group:
+    """A cgroup directory memgauge made: its path, its processes."""
+
     def __init__(self, path: str, version: int) -> None:
         self.path = path
         self.version = version
-        self._files = OpenFiles()
 
     def __repr__(self) -> str:
-        return f"MemoryGroup({self.path!r}, v{self.version})"
+        return f"{type(self).__name__}({self.path!r}, v{self.version})"
+
+    @property
+    def procs_file(self) -> str:
+        return os.path.join(self.path, "cgroup.procs")
+
+    def pids(self) -> list[int]:
+        # opened afresh each time: cgroup v1 builds the pid list once per open file
+        try:
+            with open(self.procs_file, "rb") as f:
+                return [int(x) for x in f.read().split()]
+        except (OSError, ValueError):
+            return []
+
+
+class MemoryGroup(_Group):
+    def __init__(self, path: str, version: int) -> None:
+        super().__init__(path, version)
+        self._files = OpenFiles()
 
     @property
     def method(self) -> str:
@@ -135,18 +154,6 @@ class MemoryGroup:
             return int(self._read(name).strip())
         except (OSError, ValueError):
             return 0
-
-    @property
-    def procs_file(self) -> str:
-        return os.path.join(self.path, "cgroup.procs")
-
-    def pids(self) -> list[int]:
-        # opened afresh each time: cgroup v1 builds the pid list once per open file
-        try:
-            with open(self.procs_file, "rb") as f:
-                return [int(x) for x in f.read().split()]
-        except (OSError, ValueError):
-            return []
 
     def usage(self) -> int:
         return self._read_int("memory.current" if self.version == 2 else "memory.usage_in_bytes")
@@ -246,29 +253,11 @@ def create_memory_group(prefer: str = "auto") -> tuple[MemoryGroup | None, str]:
     return None, "; ".join(reasons) or "no cgroup support"
 
 
-class PidsGroup:
+class PidsGroup(_Group):
     """A pids cgroup holding one sandboxed run: ``pids.max`` caps the tasks (processes and threads)
     the run can have at once, which stops a fork bomb where a per-uid rlimit cannot (root) or is
     not unique to the run. Every process left in it is killed when it is closed: nothing of a
     sandboxed run may outlive it."""
-
-    def __init__(self, path: str, version: int) -> None:
-        self.path = path
-        self.version = version
-
-    def __repr__(self) -> str:
-        return f"PidsGroup({self.path!r}, v{self.version})"
-
-    @property
-    def procs_file(self) -> str:
-        return os.path.join(self.path, "cgroup.procs")
-
-    def pids(self) -> list[int]:
-        try:
-            with open(self.procs_file, "rb") as f:
-                return [int(x) for x in f.read().split()]
-        except (OSError, ValueError):
-            return []
 
     def refused(self) -> int:
         """How many forks (or new threads) the limit refused so far."""
@@ -283,19 +272,8 @@ class PidsGroup:
         return 0
 
     def kill_all(self, timeout: float = 2.0) -> None:
-        """SIGKILL every process in the group until it is empty. Repeated: a process may fork
-        between reading the list and the kill (not after: a pending SIGKILL stops fork)."""
-        import signal
-
-        deadline = time.monotonic() + timeout
-        while True:
-            pids = self.pids()
-            if not pids or time.monotonic() > deadline:
-                return
-            for pid in pids:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.005)
+        """SIGKILL every process in the group until it is empty."""
+        kill_until_gone(self.pids, timeout)
 
     def close(self, timeout: float = 2.0) -> None:
         """Kill what is left, then remove the group (retried while the dying leave it)."""

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -177,3 +181,21 @@ def orphaned_entries(directory: str, prefix: str) -> list[str]:
         if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
             out.append(os.path.join(directory, name))
     return out
+
+
+def kill_until_gone(find: Callable[[], list[int]], timeout: float, pause: float = 0.005) -> None:
+    """SIGKILL the processes ``find`` lists until it lists none (or ``timeout`` passes). Repeated:
+    a process may fork between the listing and the kill (not after: a pending SIGKILL stops fork)."""
+    import contextlib
+    import signal
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        pids = find()
+        if not pids or time.monotonic() > deadline:
+            return
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(pause)

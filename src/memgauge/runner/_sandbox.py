@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from memgauge._units import format_bytes, format_seconds
+from memgauge.capture._procfs import kill_until_gone
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -287,56 +288,39 @@ def uid_lock_path(uid: int) -> str:
     return os.path.join(_uid_lock_dir(), str(uid))
 
 
-def _uids_in_use() -> set[int]:
-    """Every uid some process runs as now (real, effective, saved or filesystem)."""
-    used: set[int] = set()
+def _proc_uids() -> Iterator[tuple[int, bool, list[int]]]:
+    """Every process now: its pid, whether it is still alive (not a zombie: dead already, it waits
+    only for its parent to reap it), and its real, effective, saved and filesystem uids."""
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
+        alive = True
         try:
             with open(f"/proc/{name}/status") as f:
                 for line in f:
-                    if line.startswith("Uid:"):
-                        used.update(int(x) for x in line.split()[1:])
+                    if line.startswith("State:"):
+                        alive = line.split()[1] not in ("Z", "X")
+                    elif line.startswith("Uid:"):
+                        yield int(name), alive, [int(x) for x in line.split()[1:]]
                         break
         except (OSError, ValueError):
             continue
-    return used
+
+
+def _uids_in_use() -> set[int]:
+    """Every uid some process runs as now."""
+    return {uid for _, _, uids in _proc_uids() for uid in uids}
 
 
 def _pids_of_uid(uid: int) -> list[int]:
-    """The live processes running as ``uid``; zombies are left out (dead already, they wait only
-    for their parent to reap them)."""
-    pids = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/status") as f:
-                for line in f:
-                    if line.startswith("State:") and line.split()[1] in ("Z", "X"):
-                        break
-                    if line.startswith("Uid:"):
-                        if uid in (int(x) for x in line.split()[1:]):
-                            pids.append(int(name))
-                        break
-        except (OSError, ValueError):
-            continue
-    return pids
+    """The live processes running as ``uid``."""
+    return [pid for pid, alive, uids in _proc_uids() if alive and uid in uids]
 
 
 def kill_uid(uid: int, timeout: float = 3.0) -> None:
     """SIGKILL every process running as ``uid`` until none is left: whatever a run left behind
     (daemons, a fork bomb) dies before its uid is handed to the next run."""
-    deadline = time.monotonic() + timeout
-    while True:
-        pids = _pids_of_uid(uid)
-        if not pids or time.monotonic() > deadline:
-            return
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.01)
+    kill_until_gone(lambda: _pids_of_uid(uid), timeout, pause=0.01)
 
 
 def _lease_uid() -> tuple[_UidLease | None, str]:

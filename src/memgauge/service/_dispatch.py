@@ -32,7 +32,7 @@ from memgauge.service._models import Submission, utcnow
 if TYPE_CHECKING:
     from memgauge.service._db import Database
     from memgauge.service._settings import Settings
-    from memgauge.sweep import Engine, JobHandle, JobResult
+    from memgauge.sweep import Engine, Job, JobHandle, JobResult
 
 # the variable that marks a run's processes as a submission's, to find them after a crash
 ENV_SUBMISSION = "MEMGAUGE_SERVICE_SUBMISSION"
@@ -145,15 +145,7 @@ class Dispatcher:
             job = self._job(sub)
             handle = self.engine.submit(job)
         except Exception as e:
-            store.finish(
-                self.db,
-                sub.id,
-                self.worker,
-                status=store.FAILED,
-                verdict="error",
-                finished_at=utcnow(),
-                reason=f"cannot start the run: {e}",
-            )
+            self._fail(sub, f"cannot start the run: {e}")
             return
         self._handles[sub.id] = handle
 
@@ -166,7 +158,7 @@ class Dispatcher:
 
         handle.future.add_done_callback(done)
 
-    def _job(self, sub: Submission) -> Any:
+    def _job(self, sub: Submission) -> Job:
         from memgauge.gate import parse_budget
         from memgauge.runner._sandbox import Sandbox
         from memgauge.sweep import Job, Upload
@@ -219,15 +211,18 @@ class Dispatcher:
         try:
             self._store(sub, outcome)
         except Exception as e:
-            store.finish(
-                self.db,
-                sub.id,
-                self.worker,
-                status=store.FAILED,
-                verdict="error",
-                finished_at=utcnow(),
-                reason=f"the run's result could not be stored: {type(e).__name__}: {e}"[:2000],
-            )
+            self._fail(sub, f"the run's result could not be stored: {type(e).__name__}: {e}"[:2000])
+
+    def _fail(self, sub: Submission, reason: str) -> None:
+        store.finish(
+            self.db,
+            sub.id,
+            self.worker,
+            status=store.FAILED,
+            verdict="error",
+            finished_at=utcnow(),
+            reason=reason,
+        )
 
     def _store(self, sub: Submission, outcome: JobResult | BaseException) -> None:
         from memgauge.service._judge import outcome_values
