@@ -7,6 +7,7 @@ cancel their own submissions; admins see every submission and manage policies an
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, Response, UploadFile
@@ -28,6 +29,7 @@ from memgauge.service._schemas import (
     SubmissionPage,
     TokenIn,
     TokenOut,
+    ValidationErrorOut,
     VerdictName,
     policy_out,
     submission_out,
@@ -40,9 +42,28 @@ if TYPE_CHECKING:
 
 POLICY_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
 SUBMISSION_ID = r"^[0-9a-f]{32}$"
-_ERRORS: dict[int | str, dict[str, Any]] = {
+# what the submissions table holds (_models.py): PostgreSQL refuses longer text, or any NUL, with an
+# error, so such uploads are refused here (on every database alike)
+_MAX_FILENAME = 255
+_MAX_ENTRY = 1000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_Responses = dict[int | str, dict[str, Any]]
+# every request: the server refuses a body over the upload limit before reading it (_app.py)
+_TOO_LARGE: _Responses = {
+    413: {"model": ErrorOut, "description": "the request's body is over the upload limit"}
+}
+_ERRORS: _Responses = {
     401: {"model": ErrorOut, "description": "no token, or not a valid one"},
     403: {"model": ErrorOut, "description": "the token's role may not do this"},
+    **_TOO_LARGE,
+}
+# every route with parameters or a body (FastAPI's own 422 document has another shape: _app.py)
+_INVALID: _Responses = {
+    422: {"model": ValidationErrorOut, "description": "a parameter or the body is not valid"}
+}
+# every route with a body: FastAPI refuses one it cannot parse (not UTF-8 JSON, a broken form)
+_UNREADABLE: _Responses = {
+    400: {"model": ErrorOut, "description": "the body cannot be parsed (JSON, or a multipart form)"}
 }
 
 _bearer = HTTPBearer(auto_error=False, description="an API token: mg_...")
@@ -82,7 +103,7 @@ def admin(token: Annotated[Token, Depends(authenticated)]) -> Token:
 User = Annotated[Token, Depends(authenticated)]
 Admin = Annotated[Token, Depends(admin)]
 router = APIRouter(prefix="/api/v1", responses=_ERRORS)
-health_router = APIRouter()
+health_router = APIRouter(responses=_TOO_LARGE)
 
 
 @health_router.get("/healthz", response_model=Health, tags=["service"])
@@ -114,7 +135,13 @@ def list_tokens(request: Request, _: Admin) -> list[TokenOut]:
     return [token_out(t) for t in store.list_tokens(_db(request))]
 
 
-@router.post("/tokens", response_model=NewTokenOut, status_code=201, tags=["tokens"])
+@router.post(
+    "/tokens",
+    response_model=NewTokenOut,
+    status_code=201,
+    tags=["tokens"],
+    responses={**_INVALID, **_UNREADABLE},
+)
 def create_token(request: Request, body: TokenIn, _: Admin) -> NewTokenOut:
     """A new token; its secret is in this answer only."""
     token, secret = store.create_token(_db(request), body.name, body.role)
@@ -125,7 +152,7 @@ def create_token(request: Request, body: TokenIn, _: Admin) -> NewTokenOut:
     "/tokens/{token_id}",
     status_code=204,
     tags=["tokens"],
-    responses={404: {"model": ErrorOut}, 409: {"model": ErrorOut}},
+    responses={404: {"model": ErrorOut}, 409: {"model": ErrorOut}, **_INVALID},
 )
 def revoke_token(request: Request, token_id: Annotated[int, Path_(ge=1, le=2**31 - 1)], _: Admin) -> Response:
     """Revoke a token (its submissions stay). The last admin token cannot be revoked."""
@@ -153,7 +180,10 @@ def list_policies(request: Request, _: User) -> list[PolicyOut]:
 
 
 @router.get(
-    "/policies/{name}", response_model=PolicyOut, tags=["policies"], responses={404: {"model": ErrorOut}}
+    "/policies/{name}",
+    response_model=PolicyOut,
+    tags=["policies"],
+    responses={404: {"model": ErrorOut}, **_INVALID},
 )
 def get_policy(request: Request, name: PolicyName, _: User) -> PolicyOut:
     policy = store.get_policy(_db(request), name)
@@ -166,23 +196,28 @@ def get_policy(request: Request, name: PolicyName, _: User) -> PolicyOut:
     "/policies/{name}",
     response_model=PolicyOut,
     tags=["policies"],
-    responses={201: {"model": PolicyOut, "description": "created"}, 422: {"model": ErrorOut}},
+    responses={201: {"model": PolicyOut, "description": "created"}, **_INVALID, **_UNREADABLE},
 )
 def put_policy(request: Request, response: Response, name: PolicyName, body: PolicyIn, _: Admin) -> PolicyOut:
     """Create or replace a policy. Submissions keep the budget they were judged by."""
     from memgauge.gate import BudgetError, parse_budget
 
     try:
-        parse_budget(body.budget, source="budget")
+        budget = parse_budget(body.budget, source="budget")
     except BudgetError as e:
         raise HTTPException(422, str(e)) from None
+    if not budget:
+        # a policy without limits would pass everything
+        raise HTTPException(422, "budget: give at least one limit, e.g. 'rss=512MiB wall=30s'")
     policy, created = store.put_policy(_db(request), name, body.budget, body.description)
     if created:
         response.status_code = 201
     return policy_out(policy)
 
 
-@router.delete("/policies/{name}", status_code=204, tags=["policies"], responses={404: {"model": ErrorOut}})
+@router.delete(
+    "/policies/{name}", status_code=204, tags=["policies"], responses={404: {"model": ErrorOut}, **_INVALID}
+)
 def delete_policy(request: Request, name: PolicyName, _: Admin) -> Response:
     if not store.delete_policy(_db(request), name):
         raise HTTPException(404, f"no policy {name!r}")
@@ -197,7 +232,11 @@ def delete_policy(request: Request, name: PolicyName, _: Admin) -> Response:
     response_model=SubmissionOut,
     status_code=201,
     tags=["submissions"],
-    responses={413: {"model": ErrorOut}, 422: {"model": ErrorOut}},
+    responses={
+        413: {"model": ErrorOut, "description": "the upload is over the limit"},
+        **_INVALID,
+        **_UNREADABLE,
+    },
 )
 async def submit(
     request: Request,
@@ -216,10 +255,14 @@ async def submit(
     db = _db(request)
     data = await _read_limited(file, settings.max_upload_bytes)
     arguments = _arguments(args)
-    chosen = store.get_policy(db, policy)
+    chosen = store.get_policy(db, policy) if re.fullmatch(POLICY_NAME, policy) else None
     if chosen is None:
         raise HTTPException(422, f"no policy {policy!r}: GET /api/v1/policies lists them")
     name = file.filename or "upload"
+    if len(name) > _MAX_FILENAME or _CONTROL.search(name):
+        raise HTTPException(
+            422, f"file: a name of at most {_MAX_FILENAME} characters, without control characters"
+        )
     try:
         limits = UploadLimits(max_upload_bytes=settings.max_upload_bytes)
         info = inspect_upload(name, data, limits)
@@ -230,6 +273,8 @@ async def submit(
         raise HTTPException(422, str(e)) from None
     if info.kind == "py" and entry not in (None, "", name):
         raise HTTPException(422, f"entry: a .py upload is its own entry point ({name}), not {entry!r}")
+    if len(program) > _MAX_ENTRY:
+        raise HTTPException(422, f"entry: a path of at most {_MAX_ENTRY} characters")
     sub = store.add_submission(
         db,
         store.NewSubmission(
@@ -270,13 +315,13 @@ def _arguments(text: str) -> list[str]:
     return value
 
 
-@router.get("/submissions", response_model=SubmissionPage, tags=["submissions"])
+@router.get("/submissions", response_model=SubmissionPage, tags=["submissions"], responses=_INVALID)
 def list_submissions(
     request: Request,
     token: User,
     status: Status | None = None,
     verdict: VerdictName | None = None,
-    policy: Annotated[str | None, Query(max_length=100)] = None,
+    policy: Annotated[str | None, Query(pattern=POLICY_NAME)] = None,
     owner: Annotated[int | None, Query(ge=1, le=2**31 - 1, description="a token id (admins)")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
@@ -298,9 +343,26 @@ def list_submissions(
 
 
 SubmissionId = Annotated[str, Path_(pattern=SUBMISSION_ID)]
-_Responses = dict[int | str, dict[str, Any]]
-_MISSING: _Responses = {404: {"model": ErrorOut, "description": "no such submission (or not yours)"}}
+_MISSING: _Responses = {
+    404: {"model": ErrorOut, "description": "no such submission (or not yours)"},
+    **_INVALID,
+}
 _NOT_YET: _Responses = {409: {"model": ErrorOut, "description": "the run has not produced it (yet)"}}
+
+
+def _json_errors(responses: _Responses) -> _Responses:
+    """The error answers of a route whose own answer is not JSON (HTML, text): FastAPI documents a
+    ``model`` under the route's media type, but errors are JSON. The router's (401, 403, 413) are
+    repeated here so that these replace them."""
+    out: _Responses = {}
+    for code, given in {**_ERRORS, **responses}.items():
+        spec = dict(given)
+        model = spec.pop("model", None)
+        if model is not None:
+            ref = {"$ref": f"#/components/schemas/{model.__name__}"}
+            spec["content"] = {"application/json": {"schema": ref}}
+        out[code] = spec
+    return out
 
 
 def visible(request: Request, token: Token, sub_id: str) -> Submission:
@@ -348,7 +410,7 @@ def get_profile(request: Request, sub_id: SubmissionId, token: User) -> Response
     "/submissions/{sub_id}/report",
     response_class=HTMLResponse,
     tags=["submissions"],
-    responses={**_MISSING, **_NOT_YET},
+    responses=_json_errors({**_MISSING, **_NOT_YET}),
 )
 def get_report(request: Request, sub_id: SubmissionId, token: User) -> HTMLResponse:
     """The run's HTML report (one offline page)."""
@@ -368,7 +430,7 @@ def report_html(sub: Submission) -> str:
     "/submissions/{sub_id}/output",
     response_class=PlainTextResponse,
     tags=["submissions"],
-    responses=_MISSING,
+    responses=_json_errors(_MISSING),
 )
 def get_output(request: Request, sub_id: SubmissionId, token: User) -> PlainTextResponse:
     """The end of the program's output (stdout and stderr together)."""

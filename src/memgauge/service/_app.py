@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from memgauge.service import _store as store
@@ -47,6 +48,24 @@ def bootstrap_admin(settings: Settings, db: object) -> str | None:
     with os.fdopen(fd, "w") as f:
         f.write(secret + "\n")
     return path
+
+
+def validation_error(exc: RequestValidationError) -> JSONResponse:
+    """FastAPI's refusal of a request's parameters, as the API documents every 422 (``ErrorOut``'s
+    ``detail`` in words, the fields in ``errors``), without echoing the values sent."""
+    from memgauge.service._schemas import FieldError, ValidationErrorOut
+
+    errors = [
+        FieldError(
+            loc=[part if isinstance(part, int) else str(part) for part in e.get("loc", ())],
+            msg=str(e.get("msg", "")),
+            type=str(e.get("type", "")),
+        )
+        for e in exc.errors()
+    ]
+    detail = "; ".join(f"{'.'.join(map(str, e.loc))}: {e.msg}" for e in errors) or "the request is not valid"
+    body = ValidationErrorOut(detail=detail, errors=errors)
+    return JSONResponse(body.model_dump(mode="json"), status_code=422)
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -103,6 +122,10 @@ def create_app(settings: Settings) -> FastAPI:
                 status_code=413,
             )
         return await call_next(request)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return validation_error(exc)
 
     app.include_router(health_router)
     app.include_router(router)

@@ -13,10 +13,28 @@ from memgauge.service._models import Policy, Submission, Token
 Role = Literal["submitter", "admin"]
 Status = Literal["queued", "running", "done", "failed", "cancelled"]
 VerdictName = Literal["pass", "fail", "error"]
+# PostgreSQL text cannot hold a NUL: refused at the door, on every database alike
+NO_NUL = r"^[^\x00]*$"
 
 
 class ErrorOut(BaseModel):
+    """Every error answer: ``detail`` says what went wrong, in words."""
+
     detail: str
+
+
+class FieldError(BaseModel):
+    loc: list[str | int] = Field(description="where: 'body', 'query', 'path' or 'header', then the name")
+    msg: str
+    type: str
+
+
+class ValidationErrorOut(ErrorOut):
+    """422: the request is well-formed but its values are refused. ``errors``: the parameters that
+    did not validate, one entry each (empty when the service refused the values themselves, e.g. an
+    unknown policy)."""
+
+    errors: list[FieldError] = Field(default_factory=list)
 
 
 class Me(BaseModel):
@@ -26,7 +44,7 @@ class Me(BaseModel):
 
 
 class TokenIn(BaseModel):
-    name: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=200, pattern=NO_NUL)
     role: Role = "submitter"
 
 
@@ -53,9 +71,12 @@ class LimitOut(BaseModel):
 
 class PolicyIn(BaseModel):
     budget: str = Field(
-        min_length=1, max_length=2000, description="limits in the gate's syntax: 'rss=512MiB wall=30s'"
+        min_length=1,
+        max_length=2000,
+        pattern=NO_NUL,
+        description="limits in the gate's syntax: 'rss=512MiB wall=30s'",
     )
-    description: str = Field(default="", max_length=2000)
+    description: str = Field(default="", max_length=2000, pattern=NO_NUL)
 
 
 class PolicyOut(BaseModel):
