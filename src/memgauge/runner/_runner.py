@@ -209,6 +209,14 @@ def _reap(state: RunState, now: float) -> None:
         state.reaped[pid] = Reaped(status, usage.ru_utime, usage.ru_stime, now)
 
 
+def _child_exited() -> bool:
+    """Whether a child waits to be reaped (without reaping it)."""
+    try:
+        return os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return False
+
+
 def _shares_our_group(pid: int) -> bool:
     try:
         return os.getpgid(pid) == os.getpgrp()
@@ -333,6 +341,11 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
                 if wait < 0:
                     next_sample, wait = clock(), 0.0
                 info = signal.sigtimedwait(_WAITED, wait)
+                if info is None and _child_exited():
+                    # a SIGCHLD this thread did not get: run_program used as a library in a
+                    # process with other threads (which the kernel may hand the signal to)
+                    watcher.sample()
+                    _reap(state, clock() - t0)
                 while info is not None:
                     if info.si_signo == signal.SIGCHLD:
                         # before reaping: a zombie's /proc/PID/stat still holds its final CPU times
