@@ -16,6 +16,10 @@ import time
 
 from memgauge.capture._procfs import PAGE_SIZE, OpenFiles, kill_until_gone, orphaned_entries
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 # os.path, not pathlib, and no dataclass: this module is imported before the program starts, and
 # every millisecond spent importing is added to the run's wall time
 
@@ -121,6 +125,22 @@ class _Group:
     def procs_file(self) -> str:
         return os.path.join(self.path, "cgroup.procs")
 
+    def _remove(self, timeout: float, pause: float, before: Callable[[], None] | None = None) -> None:
+        """rmdir the group, retried (after ``before`` each time) while processes still leave it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if before is not None:
+                before()
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(pause)
+
     def pids(self) -> list[int]:
         # opened afresh each time: cgroup v1 builds the pid list once per open file
         try:
@@ -187,21 +207,14 @@ class MemoryGroup(_Group):
         """Move processes still in the group (daemons the program left) to the parent group, then
         remove the group. Memory still charged to it is handed to the parent by the kernel."""
         parent_procs = os.path.join(os.path.dirname(self.path), "cgroup.procs")
-        deadline = time.monotonic() + timeout
-        while True:
+
+        def move_out() -> None:
             for pid in self.pids():
                 with contextlib.suppress(OSError):
                     _write(parent_procs, str(pid))
             self._files.close_all()
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    return
-                time.sleep(0.02)
+
+        self._remove(timeout, 0.02, move_out)
 
 
 def _remove_stale(parent: str) -> None:
@@ -278,17 +291,7 @@ class PidsGroup(_Group):
     def close(self, timeout: float = 2.0) -> None:
         """Kill what is left, then remove the group (retried while the dying leave it)."""
         self.kill_all(timeout)
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    return
-                time.sleep(0.01)
+        self._remove(timeout, 0.01)
 
 
 def _v1_controller_dir(controller: str) -> str | None:
