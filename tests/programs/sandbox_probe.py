@@ -12,9 +12,8 @@ MIB = 1 << 20
 
 
 def hold() -> bytes:
-    block = b"\x01" * (100 * MIB)  # LINE: hold
-    time.sleep(0.2)
-    return block
+    # allocated and held on one line: a sample taken during the sleep still lands on this line
+    return (b"\x01" * (100 * MIB), time.sleep(0.2))[0]  # LINE: hold
 
 
 def attempt(action) -> str:  # type: ignore[no-untyped-def]
