@@ -10,7 +10,7 @@ knee is at 2 workers.
 from __future__ import annotations
 
 from memgauge.analysis._sweep import SweepAnalysis, analyze
-from memgauge.sweep._model import Confirmation, PhaseSummary, Point, RunSummary, SweepResult
+from memgauge.model._sweep import Confirmation, PhaseSummary, Point, RunSummary, SweepResult
 
 MIB = 1 << 20
 KIB = 1 << 10

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import random
 
-from memgauge._profile import (
+from memgauge.model._profile import (
     AllocationPeak,
     Attribution,
     CpuTimes,

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from memgauge import Profile
-from memgauge._profile import (
+from memgauge._units import format_bytes, format_seconds
+from memgauge.analysis import Advice, Evidence, advise
+from memgauge.model._profile import (
     Attribution,
     CpuTimes,
     ExitStatus,
@@ -23,8 +25,6 @@ from memgauge._profile import (
     ProcessSeries,
     Timeline,
 )
-from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import Advice, Evidence, advise
 from tests.conftest import MIB, PROGRAMS, marker, run_memgauge
 
 CWD = "/home/u/proj"

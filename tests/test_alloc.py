@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from memgauge._profile import AllocationPeak, Attribution, Reconciliation
 from memgauge.capture._alloc import ENV_ALLOC
 from memgauge.capture._alloc_read import _Capture, _reconcile, read_allocations
 from memgauge.capture._events import BOOTSTRAP_MODULE, ENV_EVENTS_DIR, read_events
 from memgauge.capture._frames import is_library, is_own
+from memgauge.model._profile import AllocationPeak, Attribution, Reconciliation
 from tests.conftest import MIB, PROGRAMS, marker
 
 pytest.importorskip("memray")

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from memgauge._profile import (
+from memgauge.analysis import Comparison, ComparisonRow, LineComparison, PhaseComparison, compare
+from memgauge.model._profile import (
     UNBOUNDED_NOTE,
     AllocationPeak,
     Attribution,
@@ -29,7 +30,6 @@ from memgauge._profile import (
     Profile,
     load_profile,
 )
-from memgauge.analysis import Comparison, ComparisonRow, LineComparison, PhaseComparison, compare
 from memgauge.render import MarkdownComparisonRenderer, TerminalComparisonRenderer, comparison_headline
 from memgauge.render._compare import _md_code, _md_text, format_delta, format_ratio, format_value
 from tests.conftest import MIB, PROGRAMS

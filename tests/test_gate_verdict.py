@@ -9,15 +9,6 @@ from typing import Any
 import jsonschema
 import pytest
 
-from memgauge._profile import (
-    Attribution,
-    CpuTimes,
-    ExitStatus,
-    LineStats,
-    Peak,
-    PhaseRecord,
-    Profile,
-)
 from memgauge.gate import (
     Blame,
     CheckResult,
@@ -32,6 +23,15 @@ from memgauge.gate import (
     result_line,
     verdict_json,
     verdict_text,
+)
+from memgauge.model._profile import (
+    Attribution,
+    CpuTimes,
+    ExitStatus,
+    LineStats,
+    Peak,
+    PhaseRecord,
+    Profile,
 )
 
 MIB, GIB = 1 << 20, 1 << 30

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memgauge._profile import (
+from memgauge.model._profile import (
     AllocationPeak,
     Attribution,
     CpuTimes,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from memgauge._profile import Attribution, CpuTimes, ExitStatus, Peak, PhaseRecord, Profile, Timeline
+from memgauge.model._profile import Attribution, CpuTimes, ExitStatus, Peak, PhaseRecord, Profile, Timeline
 from memgauge.render import HtmlRenderer
 from memgauge.render._html_page import CHARTJS_SHA256, CHARTJS_VERSION, asset
 from tests.conftest import MIB

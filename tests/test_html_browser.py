@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from memgauge import Profile
-from memgauge._profile import Attribution, CpuTimes, ExitStatus, LineStats, Peak, PhaseRecord, Timeline
 from memgauge.analysis import compare
+from memgauge.model._profile import Attribution, CpuTimes, ExitStatus, LineStats, Peak, PhaseRecord, Timeline
 from memgauge.render import HtmlComparisonRenderer, HtmlRenderer
 from tests.conftest import MIB, PROGRAMS, marker, run_memgauge
 from tests.synthetic import long_profile

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from memgauge._profile import UNBOUNDED_NOTE, Attribution, ExitStatus, LineStats, Profile
+from memgauge.model._profile import UNBOUNDED_NOTE, Attribution, ExitStatus, LineStats, Profile
 from memgauge.render import MarkdownRenderer
 from tests.test_golden import FAKE_CWD, MIB, TRAIN, minimal_profile, rich_profile
 

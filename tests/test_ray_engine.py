@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from memgauge._errors import UsageError
-from memgauge.sweep._engine import LocalEngine, make_engine
+from memgauge.sweep import LocalEngine, make_engine
 from memgauge.sweep._job import Job, JobResult, Resources
 from tests.conftest import MIB, PROGRAMS
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from memgauge._profile import (
+from memgauge.analysis import phase_rows, sparkline, top_processes
+from memgauge.model._profile import (
     UNBOUNDED_NOTE,
     CpuTimes,
     ExitStatus,
@@ -14,7 +15,6 @@ from memgauge._profile import (
     Profile,
     Timeline,
 )
-from memgauge.analysis import phase_rows, sparkline, top_processes
 from memgauge.render import JsonRenderer, Renderer, TerminalRenderer
 
 MIB = 1 << 20
@@ -96,7 +96,7 @@ def test_analysis_helpers() -> None:
 def test_terminal_report_of_lines_attribution_leaks_imports_and_allocations() -> None:
     import dataclasses
 
-    from memgauge._profile import (
+    from memgauge.model._profile import (
         AllocationPeak,
         Attribution,
         ImportRecord,
@@ -165,7 +165,7 @@ def test_terminal_report_of_lines_attribution_leaks_imports_and_allocations() ->
 def test_two_rows_of_one_line_show_their_functions() -> None:
     import dataclasses
 
-    from memgauge._profile import LineStats
+    from memgauge.model._profile import LineStats
 
     p = dataclasses.replace(
         _profile(),

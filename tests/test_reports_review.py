@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from memgauge._profile import (
+from memgauge._units import format_bytes, format_seconds
+from memgauge.analysis import compare
+from memgauge.model._profile import (
     CpuTimes,
     ExitStatus,
     LeakSuspect,
@@ -26,8 +28,6 @@ from memgauge._profile import (
     Profile,
     Timeline,
 )
-from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import compare
 from memgauge.render import (
     HtmlComparisonRenderer,
     HtmlRenderer,

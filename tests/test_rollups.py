@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from memgauge._profile import Attribution, CpuTimes, ExitStatus, LineStats, Peak, Profile
 from memgauge.analysis import Rollup, rollup
+from memgauge.model._profile import Attribution, CpuTimes, ExitStatus, LineStats, Peak, Profile
 
 MIB = 1 << 20
 A = "/proj/a.py"

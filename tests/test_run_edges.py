@@ -135,7 +135,7 @@ def test_a_daemon_outliving_memgauge_is_not_broken_by_phases(tmp_path: Path) -> 
 
 
 def test_nothing_is_left_behind(tmp_path: Path) -> None:
-    from memgauge.capture._cgroup import _own_dirs
+    from memgauge.watcher._cgroup import _own_dirs
 
     tmp = tmp_path / "tmp"
     tmp.mkdir()

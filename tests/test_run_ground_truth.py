@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memgauge.capture._cgroup import create_memory_group
+from memgauge.watcher._cgroup import create_memory_group
 from tests.conftest import MIB, PROGRAMS, kernel_hwm_alone, run_memgauge
 
 
@@ -282,7 +282,7 @@ def test_memory_limit_of_the_enclosing_cgroup_is_found(tmp_path: Path) -> None:
     script = tmp_path / "limit.py"
     out = tmp_path / "limit.txt"
     script.write_text(
-        "from memgauge.capture._cgroup import memory_limit\n"
+        "from memgauge.watcher._cgroup import memory_limit\n"
         f"open({str(out)!r}, 'w').write(str(memory_limit()))\n"
     )
     profile = run_program(Target("script", str(script)), RunOptions(memory_limit_bytes=512 * MIB))

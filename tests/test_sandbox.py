@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from memgauge.runner import _sandbox
-from memgauge.runner._sandbox import PIECES, Sandbox, Upload, uid_lock_path
+from memgauge.isolation import _sandbox
+from memgauge.isolation._sandbox import PIECES, Sandbox, Upload, uid_lock_path
 from memgauge.sweep import Job, JobResult, execute_job
 from tests.conftest import MIB, PROGRAMS, marker
 

@@ -25,7 +25,7 @@ import pytest
 
 import memgauge
 from memgauge._errors import ProfileFormatError
-from memgauge._profile import SCHEMA_VERSION, Profile, load_profile
+from memgauge.model._profile import SCHEMA_VERSION, Profile, load_profile
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "profile.schema.json"
 

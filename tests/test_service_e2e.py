@@ -4,7 +4,7 @@ failure).
 
 Most tests share one server per backend (``--workers 2``, its data directory outside /tmp); the
 restart tests and the upload-limit test start their own. Runs are sandboxed
-(``memgauge.runner._sandbox``); the processes of a run are found through /proc, by the variable
+(``memgauge.isolation._sandbox``); the processes of a run are found through /proc, by the variable
 that marks them (``MEMGAUGE_SERVICE_SUBMISSION``) or by the uploaded program's unique name.
 """
 
@@ -39,7 +39,7 @@ pytest.importorskip("httpx")
 
 import httpx
 
-from memgauge.runner._sandbox import RUN_PREFIX
+from memgauge.isolation._sandbox import RUN_PREFIX
 from tests.conftest import MIB, PROGRAMS
 from tests.service_server import Server, admin_token, free_port, postgres_database
 
@@ -923,7 +923,7 @@ _PRIVATE_DIRS = ("/tmp/", "/var/tmp/", "/dev/shm/")
 
 
 def test_the_sandbox_record_names_every_limit(server: Server) -> None:
-    from memgauge.runner._sandbox import PIECES
+    from memgauge.isolation._sandbox import PIECES
 
     policy = make_policy(server, "rss=256MiB wall=60s")
     with server.client() as c:

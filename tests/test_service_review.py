@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from memgauge.runner import _sandbox
-from memgauge.runner._sandbox import Sandbox, Upload
+from memgauge.isolation import _sandbox
+from memgauge.isolation._sandbox import Sandbox, Upload
 from memgauge.sweep import Job, JobResult, execute_job
 from tests.conftest import MIB
 from tests.service_server import Server, admin_token, postgres_database

@@ -13,9 +13,9 @@ import pytest
 from rich.cells import cell_len
 
 from memgauge.analysis._sweep import SweepAnalysis, analyze
+from memgauge.model._sweep import PhaseSummary, Point, RunSummary, SweepResult, Value
 from memgauge.render import HtmlSweepRenderer, JsonSweepRenderer, TerminalSweepRenderer, sweep_json
 from memgauge.render._sweep_terminal import format_metric, format_range, metric_label
-from memgauge.sweep._model import PhaseSummary, Point, RunSummary, SweepResult, Value
 from tests.golden_check import check_golden
 from tests.sweep_synthetic import (
     MIB,

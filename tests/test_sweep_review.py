@@ -18,9 +18,9 @@ import pytest
 from memgauge._errors import ProfileFormatError
 from memgauge.analysis._growth import predict, select_law
 from memgauge.analysis._sweep import analyze
+from memgauge.model import RunSummary, SweepResult
+from memgauge.model._sweep import Point, Value
 from memgauge.render import JsonSweepRenderer, TerminalSweepRenderer
-from memgauge.sweep import RunSummary, SweepResult
-from memgauge.sweep._model import Point, Value
 from memgauge.sweep._params import check_templates, expand, substitute
 
 MIB = 1 << 20

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from memgauge._errors import ProfileFormatError, UsageError
-from memgauge.sweep import Job, LocalEngine, Point, RunSummary, SweepResult, load_sweep
-from memgauge.sweep._model import PhaseSummary
+from memgauge.model import Point, RunSummary, SweepResult, load_sweep
+from memgauge.model._sweep import PhaseSummary
+from memgauge.sweep import Job, LocalEngine
 from memgauge.sweep._params import (
     environment,
     expand,

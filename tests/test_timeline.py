@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import json
 
-from memgauge._profile import Timeline
-from memgauge.capture._timeline import TimelineBuilder
+from memgauge.model._profile import Timeline
+from memgauge.watcher._timeline import TimelineBuilder
 
 
 def _check_aligned(tl: Timeline) -> None:

@@ -1,4 +1,4 @@
-"""Upload validation and extraction (memgauge.runner._upload): hostile archives are refused with
+"""Upload validation and extraction (memgauge.isolation._upload): hostile archives are refused with
 nothing left behind, good ones unpack identically whatever their format."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from memgauge._errors import OutputError, UsageError
-from memgauge.runner._upload import (
+from memgauge.isolation._upload import (
     UploadError,
     UploadInfo,
     UploadLimits,

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from memgauge._profile import READABLE_VERSIONS
+from memgauge.model._profile import READABLE_VERSIONS
 from tests.conftest import MIB, PROGRAMS
 
 # What the program of the `run --html` test writes: no trailing newline, a CR, bytes that are not UTF-8.

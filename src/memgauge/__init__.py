@@ -19,18 +19,17 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memgauge._errors import MemgaugeError
-    from memgauge._profile import Profile, load_profile
-    from memgauge.capture._inprocess import profile
-    from memgauge.capture._phases import phase
-    from memgauge.capture._record import record
+    from memgauge.capture import phase, record
+    from memgauge.model import Profile, load_profile
+    from memgauge.runner import profile
 
 __all__ = ["MemgaugeError", "Profile", "__version__", "load_profile", "phase", "profile", "record"]
 
 _LAZY = {
     "MemgaugeError": "memgauge._errors",
-    "Profile": "memgauge._profile",
-    "load_profile": "memgauge._profile",
-    "profile": "memgauge.capture._inprocess",
+    "Profile": "memgauge.model._profile",
+    "load_profile": "memgauge.model._profile",
+    "profile": "memgauge.runner._inprocess",
     "phase": "memgauge.capture._phases",
     "record": "memgauge.capture._record",
 }

@@ -30,9 +30,9 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Generator
 
-    from memgauge._profile import Profile
-    from memgauge.capture._inprocess import profile as measurement
     from memgauge.gate import Budget, CheckResult, Verdict
+    from memgauge.model import Profile
+    from memgauge.runner import profile as measurement
 
 MARKER = "memory_budget"
 # the attribute a call report carries its figures in: plain data, so xdist sends it to the controller
@@ -156,7 +156,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
     if budget is None:
         yield
         return
-    from memgauge.capture._inprocess import profile
+    from memgauge.runner import profile
 
     prof = profile(lines=True, children=True)
     with prof:
@@ -295,7 +295,7 @@ def _message(verdict: Verdict, grown: Profile, start_tree: int, rootdir: str) ->
 
 
 def _where(file: str, line: int, rootdir: str) -> str:
-    from memgauge.analysis._lines import short_path
+    from memgauge.analysis import short_path
 
     return f"{short_path(file, rootdir)}:{line}" if line else short_path(file, rootdir)
 

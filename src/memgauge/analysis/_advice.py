@@ -21,9 +21,9 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
-from memgauge._profile import Attribution, LineStats, Profile
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis._lines import short_path, top_lines
+from memgauge.model import Attribution, LineStats, Profile
 
 MIB = 1 << 20
 

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memgauge._profile import UNBOUNDED_NOTE, Attribution, Profile
 from memgauge.analysis._lines import short_path
 from memgauge.analysis._summary import PhaseTotal, exit_text, phase_totals
+from memgauge.model import UNBOUNDED_NOTE, Attribution, Profile
 
 
 @dataclass(frozen=True)

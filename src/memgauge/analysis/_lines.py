@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from memgauge._profile import LineStats, Profile
+from memgauge.model import LineStats, Profile
 
 _MARKERS = ("site-packages", "dist-packages")
 _PYTHON_DIR = re.compile(r"python\d+\.\d+t?")

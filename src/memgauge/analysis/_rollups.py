@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memgauge._profile import Profile
+from memgauge.model import Profile
 
 
 @dataclass(frozen=True)

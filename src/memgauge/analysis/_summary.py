@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memgauge._profile import PhaseRecord, ProcessRecord, Profile
+from memgauge.model import PhaseRecord, PhaseSummary, ProcessRecord, Profile, RunSummary
 
 _BLOCKS = " ▁▂▃▄▅▆▇█"
 
@@ -92,3 +92,25 @@ def sparkline(values: list[int] | list[float], width: int = 60, top: float | Non
         return _BLOCKS[0] * len(columns)
     steps = len(_BLOCKS) - 1
     return "".join(_BLOCKS[max(0, min(steps, round(v / scale * steps)))] for v in columns)
+
+
+def summarize(profile: Profile) -> RunSummary:
+    """What a sweep keeps of one run's profile."""
+    phases: dict[str, PhaseSummary] = {}
+    for ph in sorted(profile.phases, key=lambda p: p.start_seconds):
+        seen = phases.get(ph.name)
+        phases[ph.name] = PhaseSummary(
+            seconds=(seen.seconds if seen else 0.0) + max(0.0, ph.end_seconds - ph.start_seconds),
+            peak_bytes=max(seen.peak_bytes if seen else 0, ph.peak_resident_bytes),
+            depth=min(seen.depth if seen else ph.depth, ph.depth),
+        )
+    text, _ = exit_text(profile)
+    return RunSummary(
+        ok=profile.exit.code == 0 and not profile.exit.stopped_by,
+        exit=text,
+        rss_bytes=profile.peak.resident_bytes,
+        wall_seconds=profile.wall_seconds,
+        cpu_seconds=profile.cpu.user_seconds + profile.cpu.system_seconds,
+        phases=phases,
+        metrics=dict(profile.metrics),
+    )

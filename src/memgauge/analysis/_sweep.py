@@ -23,7 +23,7 @@ from memgauge.analysis._growth import (
     select_law,
     worker_scaling,
 )
-from memgauge.sweep._model import Point, SweepResult, Value, metric_names
+from memgauge.model import Point, SweepResult, Value, metric_names
 
 # the laws, the predictions and the budget search (repeated after each confirming run) ask for the
 # same series' fit: select_law is pure and its inputs are tuples, so each series is fitted once

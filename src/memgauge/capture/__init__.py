@@ -1,1 +1,136 @@
-"""Capture: what runs in the measured process and the watcher outside it. Produces plain data."""
+"""Capture: what runs inside the measured process.
+
+The instruments (phases, metrics, the line sampler, the allocation tracker's start), the readers
+of ``/proc`` for one process, and the wire format the measured process writes (events, line
+files, allocation captures) with its readers. Stdlib only, and lazy: importing this package loads
+nothing until a name is used, so the measured program starts as fast as without memgauge.
+"""
+
+from __future__ import annotations
+
+from memgauge._lazy import attach
+
+# not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.capture._alloc import ENV_ALLOC
+    from memgauge.capture._alloc_read import read_allocations
+    from memgauge.capture._events import (
+        AUTOSTART_DIR,
+        BOOTSTRAP_FAILED,
+        BOOTSTRAP_MODULE,
+        ENV_EVENTS_DIR,
+        ENV_LINES,
+        read_events,
+    )
+    from memgauge.capture._frames import is_library, is_own
+    from memgauge.capture._lines_read import read_lines, source_line
+    from memgauge.capture._phases import (
+        ClosedPhase,
+        OpenPhase,
+        PhaseTracker,
+        ProcSelfSource,
+        active_tracker,
+        phase,
+        set_tracker,
+    )
+    from memgauge.capture._procfs import (
+        PAGE_SIZE,
+        OpenFiles,
+        kill_until_gone,
+        orphaned_entries,
+        parse_high_water,
+        parse_stat,
+        read_children,
+        read_cmdline,
+        read_stat,
+        scan_ppids,
+    )
+    from memgauge.capture._program import program_environment
+    from memgauge.capture._protocols import MemorySource
+    from memgauge.capture._record import listen_metrics, metrics_from_events, record, unlisten_metrics
+    from memgauge.capture._sampler import BEFORE_KEY, Sampler, active_sampler, start_sampler
+
+_NAMES = {
+    "active_sampler": "_sampler",
+    "active_tracker": "_phases",
+    "AUTOSTART_DIR": "_events",
+    "BEFORE_KEY": "_sampler",
+    "BOOTSTRAP_FAILED": "_events",
+    "BOOTSTRAP_MODULE": "_events",
+    "ClosedPhase": "_phases",
+    "ENV_ALLOC": "_alloc",
+    "ENV_EVENTS_DIR": "_events",
+    "ENV_LINES": "_events",
+    "is_library": "_frames",
+    "is_own": "_frames",
+    "kill_until_gone": "_procfs",
+    "listen_metrics": "_record",
+    "MemorySource": "_protocols",
+    "metrics_from_events": "_record",
+    "OpenFiles": "_procfs",
+    "OpenPhase": "_phases",
+    "orphaned_entries": "_procfs",
+    "PAGE_SIZE": "_procfs",
+    "parse_high_water": "_procfs",
+    "parse_stat": "_procfs",
+    "phase": "_phases",
+    "PhaseTracker": "_phases",
+    "ProcSelfSource": "_phases",
+    "program_environment": "_program",
+    "read_allocations": "_alloc_read",
+    "read_children": "_procfs",
+    "read_cmdline": "_procfs",
+    "read_events": "_events",
+    "read_lines": "_lines_read",
+    "read_stat": "_procfs",
+    "record": "_record",
+    "Sampler": "_sampler",
+    "scan_ppids": "_procfs",
+    "set_tracker": "_phases",
+    "source_line": "_lines_read",
+    "start_sampler": "_sampler",
+    "unlisten_metrics": "_record",
+}
+__all__ = [
+    "AUTOSTART_DIR",
+    "BEFORE_KEY",
+    "BOOTSTRAP_FAILED",
+    "BOOTSTRAP_MODULE",
+    "ENV_ALLOC",
+    "ENV_EVENTS_DIR",
+    "ENV_LINES",
+    "PAGE_SIZE",
+    "ClosedPhase",
+    "MemorySource",
+    "OpenFiles",
+    "OpenPhase",
+    "PhaseTracker",
+    "ProcSelfSource",
+    "Sampler",
+    "active_sampler",
+    "active_tracker",
+    "is_library",
+    "is_own",
+    "kill_until_gone",
+    "listen_metrics",
+    "metrics_from_events",
+    "orphaned_entries",
+    "parse_high_water",
+    "parse_stat",
+    "phase",
+    "program_environment",
+    "read_allocations",
+    "read_children",
+    "read_cmdline",
+    "read_events",
+    "read_lines",
+    "read_stat",
+    "record",
+    "scan_ppids",
+    "set_tracker",
+    "source_line",
+    "start_sampler",
+    "unlisten_metrics",
+]
+__getattr__, __dir__ = attach(__name__, _NAMES)

@@ -85,7 +85,7 @@ def _enter(path: str) -> Any:
             pass
 
     # memray's own background thread inherits the signal mask of the thread that entered the
-    # tracker: both block every signal, as the sampler does (see _sampler.start)
+    # tracker: both block every signal, as the sampler does (see _sampler.start_sampler)
     import signal as _signal  # memray imports it anyway
 
     blocked = _signal.pthread_sigmask(_signal.SIG_BLOCK, _signal.valid_signals())

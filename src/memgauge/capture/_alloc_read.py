@@ -13,8 +13,8 @@ import runpy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memgauge._profile import AllocationPeak, Attribution, Reconciliation
 from memgauge.capture._frames import is_library, is_own
+from memgauge.model import AllocationPeak, Attribution, Reconciliation
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

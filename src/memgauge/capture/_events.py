@@ -22,6 +22,8 @@ ENV_EVENTS_DIR = "MEMGAUGE_EVENTS_DIR"
 ENV_LINES = "MEMGAUGE_LINES"
 # the measured Python process runs `python -m BOOTSTRAP_MODULE script|module TARGET ARGS`
 BOOTSTRAP_MODULE = "memgauge.capture._child"
+# the folder holding the sitecustomize that starts capture in every Python process of a run
+AUTOSTART_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_autostart")
 # exit code of the bootstrap when it reported a problem with the user's input as an event
 BOOTSTRAP_FAILED = 249
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memgauge._files import read_json_object
-from memgauge._profile import Attribution, ImportRecord, LeakSuspect, LineStats
-from memgauge.analysis._leaks import leak_suspects
+from memgauge.analysis import leak_suspects
+from memgauge.model import Attribution, ImportRecord, LeakSuspect, LineStats
 
 Key = tuple[str, int, str]
 

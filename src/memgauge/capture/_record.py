@@ -54,11 +54,11 @@ def _event_writer() -> EventWriter | None:
     return _writer
 
 
-def listen(metrics: dict[str, float]) -> None:
+def listen_metrics(metrics: dict[str, float]) -> None:
     _listeners.append(metrics)
 
 
-def unlisten(metrics: dict[str, float]) -> None:
+def unlisten_metrics(metrics: dict[str, float]) -> None:
     for i, m in enumerate(_listeners):
         if m is metrics:
             del _listeners[i]

@@ -655,7 +655,7 @@ def active_sampler() -> Sampler | None:
     return _active
 
 
-def start(directory: str, *, lib: bool = False, base_key: Key = STARTUP_KEY) -> Sampler | None:
+def start_sampler(directory: str, *, lib: bool = False, base_key: Key = STARTUP_KEY) -> Sampler | None:
     """Start sampling this process: idempotent while a sampler runs; after its ``stop()`` a new one
     starts (``memgauge.profile(lines=True)`` once per block). Never raises into the program."""
     global _active
@@ -711,7 +711,7 @@ def _after_fork() -> None:
     parent = _active
     if parent is None or parent.stopped or forked_to_exec():
         return
-    start(parent.directory, lib=parent.lib, base_key=INHERITED_KEY)
+    start_sampler(parent.directory, lib=parent.lib, base_key=INHERITED_KEY)
 
 
 _real_exit: Callable[[int], NoReturn] | None = None
@@ -741,4 +741,4 @@ def start_from_env() -> Sampler | None:
     directory = os.environ.get(ENV_EVENTS_DIR, "")
     if not mode or not directory:
         return None
-    return start(directory, lib=mode == "lib")
+    return start_sampler(directory, lib=mode == "lib")

@@ -30,8 +30,8 @@ from memgauge.cli._main import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge._profile import Profile
     from memgauge.gate import Budget, Verdict
+    from memgauge.model import Profile
     from memgauge.runner import HardLimits
 
 WITHIN_BUDGET, OVER_BUDGET, PROGRAM_FAILED = 0, 1, 2

@@ -55,7 +55,7 @@ from memgauge._version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge._profile import Profile
+    from memgauge.model import Profile
     from memgauge.runner import HardLimits
 
 # options of `memgauge run` that take a value; everything up to the first other token is ours
@@ -262,7 +262,7 @@ class RunPlan:
         )
         sandbox_plan = getattr(args, "sandbox", None)
         if sandbox_plan is not None:
-            from memgauge.runner._sandbox import SandboxRun
+            from memgauge.isolation import SandboxRun
 
             try:
                 self.options.sandbox = SandboxRun.load(sandbox_plan)
@@ -359,7 +359,7 @@ def _show_report(
 
 
 def _load(path: str) -> Profile:
-    from memgauge._profile import load_profile
+    from memgauge.model import load_profile
 
     if not os.path.exists(path):
         raise TargetNotFoundError(f"no profile {path}")

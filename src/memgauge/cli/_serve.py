@@ -11,7 +11,7 @@ from memgauge.cli._main import _Parser
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge.service._settings import Settings
+    from memgauge.service import Settings
 
 DEFAULT_PORT = 8000
 
@@ -74,7 +74,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def settings_from(args: argparse.Namespace) -> Settings:
     from memgauge._units import parse_bytes, parse_seconds
-    from memgauge.service._settings import Settings
+    from memgauge.service import Settings
 
     def size(option: str, text: str) -> int:
         try:
@@ -122,8 +122,7 @@ def cmd_serve(argv: list[str]) -> int:
         from memgauge.service import create_app
     except ImportError as e:
         raise UsageError(f"memgauge serve needs memgauge[service] ({e.name} is missing)") from None
-    from memgauge.service._app import prepare_data_dir
-    from memgauge.service._db import database_url, open_database
+    from memgauge.service import database_url, open_database, prepare_data_dir
 
     # a database that cannot be opened fails here, with a message and exit 64, not in uvicorn
     prepare_data_dir(settings)

@@ -30,9 +30,9 @@ from memgauge.cli._main import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge.analysis._sweep import SweepAnalysis
-    from memgauge.sweep import Confirmation, Engine, SweepPlan, SweepProgress, SweepResult
-    from memgauge.sweep._model import Value
+    from memgauge.analysis import SweepAnalysis
+    from memgauge.model import Confirmation, SweepResult, Value
+    from memgauge.sweep import Engine, SweepPlan, SweepProgress
 
 ALL_OK, OVER_BUDGET, RUN_FAILED = 0, 1, 2
 # confirming runs per combination of the other parameters, at most
@@ -143,7 +143,7 @@ def cmd_sweep(argv: list[str]) -> int:
             raise UsageError("--load analyses a saved record: give no program and no --param")
         if args.confirm:
             raise UsageError("--confirm runs the program: it cannot be used with --load")
-        from memgauge.sweep import load_sweep
+        from memgauge.model import load_sweep
 
         result = load_sweep(args.load)
         return _report(args, result, _limits(args))
@@ -194,8 +194,7 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
 def _plan(args: argparse.Namespace, program_args: list[str]) -> SweepPlan:
     from memgauge._units import parse_bytes, parse_seconds
     from memgauge.runner import parse_target
-    from memgauge.sweep import Resources, SweepPlan
-    from memgauge.sweep._params import check_templates, expand, grid, parse_params
+    from memgauge.sweep import Resources, SweepPlan, check_templates, expand, grid, parse_params
 
     if args.script and args.module:
         raise UsageError("give a script or -m MODULE, not both")
@@ -253,7 +252,7 @@ def _limits(args: argparse.Namespace) -> list[tuple[str, float, str]]:
     """(metric, limit, text) for each limit of the budget a sweep can search with."""
     if not args.budget and args.policy is None:
         return []
-    from memgauge.analysis._sweep import budget_metric
+    from memgauge.analysis import budget_metric
     from memgauge.gate import load_config, resolve_budget
 
     budget = resolve_budget(load_config(), policy=args.policy, budget_specs=args.budget)
@@ -333,8 +332,9 @@ def _confirm(
     predict_at: tuple[str, float, dict[str, Value]] | None,
     record_path: str | None,
 ) -> None:
-    from memgauge.analysis._sweep import analyze
-    from memgauge.sweep import Confirmation, confirm, point_label
+    from memgauge.analysis import analyze
+    from memgauge.model import Confirmation
+    from memgauge.sweep import confirm, point_label
 
     constant = {k: v[0] for k, v in result.params.items() if len(v) == 1}
     settled: set[str] = set()
@@ -381,7 +381,7 @@ def _report(
     predict_at: tuple[str, float, dict[str, Value]] | None = None,
 ) -> int:
     from memgauge import render
-    from memgauge.analysis._sweep import analyze
+    from memgauge.analysis import analyze
 
     if args.load:
         for path in (args.output, args.html):

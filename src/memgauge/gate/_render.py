@@ -10,9 +10,9 @@ the names carry their units: ``peak-rss-bytes``, ``wall-seconds``, ``cpu-seconds
 
 from __future__ import annotations
 
-from memgauge._profile import Profile
 from memgauge.gate._budget import METRICS
 from memgauge.gate._verdict import FAIL, UNMEASURED, CheckResult, Verdict, measure, phase_names
+from memgauge.model import Profile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ def _note(r: CheckResult) -> str:
 
 
 def _blame_text(r: CheckResult, cwd: str | None) -> str:
-    from memgauge.analysis._lines import short_path
+    from memgauge.analysis import short_path
 
     b = r.blame
     assert b is not None

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memgauge._profile import Attribution, PhaseRecord, Profile
 from memgauge.gate._budget import METRICS, Budget, Limit
+from memgauge.model import Attribution, PhaseRecord, Profile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ def measure(profile: Profile, metric: str, phase: str | None = None) -> tuple[fl
         if metric == "wall":
             return profile.wall_seconds, ""
         return profile.cpu.user_seconds + profile.cpu.system_seconds, ""
-    from memgauge.analysis._summary import phase_totals
+    from memgauge.analysis import phase_totals
 
     total = next((t for t in phase_totals(profile) if t.name == phase), None)
     if total is None:
@@ -296,7 +296,7 @@ def _program_status(runs: Sequence[Profile], budget: Budget) -> tuple[bool, str]
     """Whether the program failed, and how the runs ended: the first bad end, else the first run's.
     A run stopped by an enforced limit that ``budget`` holds is a breach (that limit fails), not a
     failure of the program; stopped by a limit the budget does not hold, it is one."""
-    from memgauge.analysis._summary import exit_text
+    from memgauge.analysis import exit_text
 
     enforced = {limit.metric for limit in budget.limits if limit.phase is None}
     bad: list[tuple[bool, str]] = []
@@ -386,7 +386,7 @@ def _time_blame(profile: Profile, metric: str, phase: str | None) -> Blame:
         records = [p for p in profile.phases if p.name == phase]
         longest = max(records, key=lambda p: p.duration_seconds, default=None)
         return Blame(phase=phase, pid=_pid(longest))
-    from memgauge.analysis._lines import top_lines
+    from memgauge.analysis import top_lines
 
     by = "time" if metric == "wall" else "cpu"
     rows = top_lines(profile, 1, by=by, user_only=True) or top_lines(profile, 1, by=by)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from memgauge._profile import Profile
+from memgauge.model import Profile
 
 
 class Renderer(Protocol):

@@ -16,7 +16,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis._compare import Comparison, ComparisonRow, LineComparison
+from memgauge.analysis import Comparison, ComparisonRow, LineComparison
 from memgauge.render._terminal import remove_column
 from memgauge.render._text import text_console
 

@@ -11,7 +11,6 @@ import shlex
 from collections import defaultdict
 from typing import Any
 
-from memgauge._profile import UNBOUNDED_NOTE, PhaseRecord, Profile
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import (
     advise,
@@ -23,6 +22,7 @@ from memgauge.analysis import (
     top_lines,
     top_processes,
 )
+from memgauge.model import UNBOUNDED_NOTE, PhaseRecord, Profile
 from memgauge.render._html_page import (
     Cell,
     code,

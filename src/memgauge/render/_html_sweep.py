@@ -13,11 +13,12 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from memgauge.analysis._growth import Fit, Prediction
-from memgauge.analysis._sweep import (
+from memgauge.analysis import (
     BudgetRow,
+    Fit,
     GrowthRow,
     PhaseShares,
+    Prediction,
     PredictionRow,
     ScalingRow,
     SweepAnalysis,
@@ -25,6 +26,7 @@ from memgauge.analysis._sweep import (
     series,
     sizes,
 )
+from memgauge.model import SweepResult, Value
 from memgauge.render._html_page import Cell, code, esc, nbytes, page, seconds, section, table, text
 from memgauge.render._sweep_json import finite
 from memgauge.render._sweep_terminal import (
@@ -47,7 +49,6 @@ from memgauge.render._sweep_terminal import (
     share_rows,
     top_phases,
 )
-from memgauge.sweep._model import SweepResult, Value
 
 _MAX_CHARTS = 12
 _MAX_SERIES = 6  # combinations of the other parameters drawn on one growth chart

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from memgauge._profile import Profile
+from memgauge.model import Profile
 
 
 class JsonRenderer:

@@ -12,7 +12,6 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from memgauge._profile import UNBOUNDED_NOTE, Profile
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import (
     advise,
@@ -24,6 +23,7 @@ from memgauge.analysis import (
     top_lines,
     top_processes,
 )
+from memgauge.model import UNBOUNDED_NOTE, Profile
 from memgauge.render._text import CPU_FIGURES, cpu_rows
 
 # A minified or generated line would make a table row thousands of characters wide.

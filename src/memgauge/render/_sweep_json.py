@@ -12,12 +12,15 @@ import json
 import math
 from typing import Any
 
-from memgauge.analysis._growth import Fit, Growth, Prediction, Scaling
-from memgauge.analysis._sweep import (
+from memgauge.analysis import (
     BudgetRow,
+    Fit,
+    Growth,
     GrowthRow,
     PhaseShares,
+    Prediction,
     PredictionRow,
+    Scaling,
     ScalingRow,
     SweepAnalysis,
 )

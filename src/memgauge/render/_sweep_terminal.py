@@ -20,11 +20,20 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis._growth import Fit, Growth, Prediction
-from memgauge.analysis._sweep import BudgetRow, GrowthRow, PhaseShares, ScalingRow, SweepAnalysis, is_numeric
+from memgauge.analysis import (
+    BudgetRow,
+    Fit,
+    Growth,
+    GrowthRow,
+    PhaseShares,
+    Prediction,
+    ScalingRow,
+    SweepAnalysis,
+    is_numeric,
+)
+from memgauge.model import Point, SweepResult, Value
 from memgauge.render._terminal import _content_width, _wrapped, remove_column
 from memgauge.render._text import text_console
-from memgauge.sweep._model import Point, SweepResult, Value
 
 # the narrowest a wrapped text column is allowed before figures are left out instead, unless a
 # word of it is longer (up to _MAX_WORD: a longer word is folded)

@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.table import Column, Table
 from rich.text import Text
 
-from memgauge._profile import UNBOUNDED_NOTE, Profile
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import (
     exit_text,
@@ -21,6 +20,7 @@ from memgauge.analysis import (
     top_lines,
     top_processes,
 )
+from memgauge.model import UNBOUNDED_NOTE, Profile
 from memgauge.render._text import CPU_FIGURES, cpu_rows, text_console
 
 

@@ -6,9 +6,9 @@ import io
 
 from rich.console import Console
 
-from memgauge._profile import Profile
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import top_lines
+from memgauge.model import Profile
 
 CPU_FIGURES = ["cpu", "python", "native", "wait", "memory"]
 

@@ -1,23 +1,33 @@
-"""Runs a program in a child process under measurement."""
+"""The runner: measures a program in a child process (``run_program``), or a block of the current
+process (``profile``), driving capture and the watcher and assembling the ``Profile``.
+
+Lazy, so ``memgauge run`` starts the program before it loads what it needs only afterwards.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from memgauge._lazy import attach
 
-from memgauge.runner._runner import HardLimits, RunOptions, run_program
-from memgauge.runner._target import Target, parse_target
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge.runner._sandbox import Sandbox, Upload
+    from memgauge.runner._inprocess import profile
+    from memgauge.runner._runner import HardLimits, RunOptions, run_program
+    from memgauge.runner._target import Target, parse_target
 
-__all__ = ["HardLimits", "RunOptions", "Sandbox", "Target", "Upload", "parse_target", "run_program"]
-
-
-def __getattr__(name: str) -> Any:
-    # imported on first use: the sandbox module needs dataclasses, whose import (~25 ms) would
-    # otherwise delay the start of every measured program
-    if name in ("Sandbox", "Upload"):
-        from memgauge.runner import _sandbox
-
-        return getattr(_sandbox, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+_NAMES = {
+    "HardLimits": "_runner",
+    "parse_target": "_target",
+    "profile": "_inprocess",
+    "run_program": "_runner",
+    "RunOptions": "_runner",
+    "Target": "_target",
+}
+__all__ = [
+    "HardLimits",
+    "RunOptions",
+    "Target",
+    "parse_target",
+    "profile",
+    "run_program",
+]
+__getattr__, __dir__ = attach(__name__, _NAMES)

@@ -10,7 +10,10 @@ import signal
 from typing import TYPE_CHECKING, Any
 
 from memgauge._errors import TargetNotFoundError
-from memgauge._profile import (
+from memgauge._units import format_bytes
+from memgauge._version import __version__
+from memgauge.capture import BOOTSTRAP_FAILED, metrics_from_events, read_events, read_lines
+from memgauge.model import (
     UNBOUNDED_NOTE,
     AllocationPeak,
     CpuTimes,
@@ -21,16 +24,9 @@ from memgauge._profile import (
     Profile,
     Reconciliation,
 )
-from memgauge._units import format_bytes
-from memgauge._version import __version__
-from memgauge.capture._assemble import order_phases
-from memgauge.capture._cgroup import MemoryGroup
-from memgauge.capture._environment import machine_environment
-from memgauge.capture._events import BOOTSTRAP_FAILED, read_events
-from memgauge.capture._lines_read import read_lines
-from memgauge.capture._record import metrics_from_events
-from memgauge.capture._watcher import TreeWatcher, WatchedProcess, user_cmdline
+from memgauge.runner._order import order_phases
 from memgauge.runner._state import RunState
+from memgauge.watcher import MemoryGroup, TreeWatcher, WatchedProcess, machine_environment, user_cmdline
 
 if TYPE_CHECKING:
     from memgauge.runner._runner import RunOptions
@@ -143,7 +139,7 @@ def assemble_profile(
     allocation_peak: AllocationPeak | None = None
     reconciliation: list[Reconciliation] = []
     if options.alloc:
-        from memgauge.capture._alloc_read import read_allocations
+        from memgauge.capture import read_allocations
 
         allocation_peak, reconciliation = read_allocations(
             events_dir, {p.pid: p.peak_resident_bytes for p in processes}, lib=options.lines == "lib"

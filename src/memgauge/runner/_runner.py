@@ -28,21 +28,16 @@ from memgauge._errors import (
     LimitError,
     OutputError,
 )
-from memgauge.capture import _events
-from memgauge.capture._alloc import ENV_ALLOC
-from memgauge.capture._cgroup import MemoryGroup, create_memory_group
-from memgauge.capture._events import ENV_EVENTS_DIR, ENV_LINES
-from memgauge.capture._procfs import orphaned_entries
-from memgauge.capture._timeline import TimelineBuilder
-from memgauge.capture._watcher import TreeWatcher
+from memgauge.capture import AUTOSTART_DIR, ENV_ALLOC, ENV_EVENTS_DIR, ENV_LINES, orphaned_entries
 from memgauge.runner._state import Reaped, RunState
 from memgauge.runner._target import Target
+from memgauge.watcher import MemoryGroup, TimelineBuilder, TreeWatcher, create_memory_group
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from memgauge._profile import Profile
-    from memgauge.runner._sandbox import SandboxRun, SandboxSetup
+    from memgauge.isolation import SandboxRun, SandboxSetup
+    from memgauge.model import Profile
 
 # Only what starting the program needs is imported above: the modules that sample, assemble and
 # describe the run (dataclasses, json, ...) are imported once the program runs, on the other core,
@@ -193,7 +188,7 @@ def _instrument(env: dict[str, str], options: RunOptions) -> None:
     if options.alloc:
         env[ENV_ALLOC] = "1"
     if options.lines != "off" or options.alloc:
-        autostart = os.path.join(os.path.dirname(os.path.abspath(_events.__file__)), "_autostart")
+        autostart = AUTOSTART_DIR
         current = env.get("PYTHONPATH")
         env["PYTHONPATH"] = autostart + (os.pathsep + current if current else "")
 
@@ -249,7 +244,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
     try:
         limits = options.enforce
         if options.sandbox is not None:
-            from memgauge.runner._sandbox import SandboxSetup
+            from memgauge.isolation import SandboxSetup
 
             # first: the mounts decide what the rest (cgroups, the events directory) sees
             setup = SandboxSetup(options.sandbox)

@@ -14,7 +14,7 @@ from memgauge._errors import (
     TargetNotFoundError,
     UsageError,
 )
-from memgauge.capture._events import BOOTSTRAP_MODULE
+from memgauge.capture import BOOTSTRAP_MODULE
 
 
 class Target:

@@ -9,7 +9,8 @@ sweep's engines), ``_judge`` (a run's verdict), ``_api`` (HTTP), ``_ui`` (web pa
 
 from __future__ import annotations
 
-from memgauge.service._app import create_app
+from memgauge.service._app import create_app, prepare_data_dir
+from memgauge.service._db import database_url, open_database
 from memgauge.service._settings import Settings
 
-__all__ = ["Settings", "create_app"]
+__all__ = ["Settings", "create_app", "database_url", "open_database", "prepare_data_dir"]

@@ -249,7 +249,7 @@ async def submit(
     args: Annotated[str, Form(description="the program's arguments, a JSON array of strings")] = "[]",
 ) -> SubmissionOut:
     """Submit a program. It is stored before this answers; it runs when a worker is free."""
-    from memgauge.runner._upload import UploadError, UploadLimits, inspect_upload, resolve_entry, safe_py_name
+    from memgauge.isolation import UploadError, UploadLimits, inspect_upload, resolve_entry, safe_py_name
 
     settings = _settings(request)
     db = _db(request)
@@ -418,7 +418,7 @@ def get_report(request: Request, sub_id: SubmissionId, token: User) -> HTMLRespo
 
 
 def report_html(sub: Submission) -> str:
-    from memgauge._profile import Profile
+    from memgauge.model import Profile
     from memgauge.render import HtmlRenderer
 
     if sub.profile is None:

@@ -160,8 +160,8 @@ class Dispatcher:
 
     def _job(self, sub: Submission) -> Job:
         from memgauge.gate import parse_budget
-        from memgauge.runner._sandbox import Sandbox
-        from memgauge.sweep import Job, Upload
+        from memgauge.isolation import Sandbox, Upload
+        from memgauge.sweep import Job
 
         s = self.settings
         whole = {limit.metric: limit.value for limit in parse_budget(sub.budget) if limit.phase is None}

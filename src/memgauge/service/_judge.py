@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
 
 def outcome_values(sub: Submission, result: JobResult) -> dict[str, Any]:
-    from memgauge._profile import Profile
     from memgauge.gate import judge, parse_budget, result_line, verdict_json
+    from memgauge.model import Profile
 
     values: dict[str, Any] = {
         "status": "done",

@@ -517,7 +517,7 @@ def _sandbox(text: str | None) -> _SandboxRecord | None:
     if not isinstance(record, dict):
         return _SandboxRecord([], [("record", _shown(record))])
     parts = {part: dict(_pairs(record.get(part))) for part in _RECORD_PARTS}
-    from memgauge.runner._sandbox import PIECES
+    from memgauge.isolation import PIECES
 
     names = list(dict.fromkeys([*parts["applied"], *parts["not_applied"], *parts["hit"]]))
     names.sort(key=lambda n: PIECES.index(n) if n in PIECES else len(PIECES))

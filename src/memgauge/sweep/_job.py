@@ -28,7 +28,7 @@ from typing import Any
 
 from memgauge._errors import MemgaugeError
 from memgauge._files import read_json_object
-from memgauge.runner._sandbox import MAX_PROFILE_BYTES, HostRun, Sandbox, Upload
+from memgauge.isolation import MAX_PROFILE_BYTES, HostRun, Sandbox, Upload
 
 # how much of the program's output a result keeps (the end: where the traceback is)
 OUTPUT_TAIL_BYTES = 4096

@@ -16,7 +16,7 @@ import shlex
 from collections.abc import Sequence
 
 from memgauge._errors import UsageError
-from memgauge.sweep._model import Value
+from memgauge.model import Value
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # only a name in braces is a reference: "{}" or '{"k": 1}' in a program argument is the program's

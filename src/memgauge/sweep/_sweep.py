@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 
-from memgauge._profile import Profile
 from memgauge._version import __version__
+from memgauge.analysis import summarize
+from memgauge.model import Point, Profile, RunSummary, SweepResult, Value
 from memgauge.sweep._engine import Engine, JobHandle
 from memgauge.sweep._job import Job, JobResult, Resources
-from memgauge.sweep._model import Point, RunSummary, SweepResult, Value, summarize
 from memgauge.sweep._params import environment, expand, format_value, grid, substitute
 
 

@@ -12,15 +12,15 @@ import contextlib
 import os
 import signal
 
-from memgauge.capture import _procfs
-from memgauge.capture._events import BOOTSTRAP_MODULE
+from memgauge import capture
+from memgauge.capture import BOOTSTRAP_MODULE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from memgauge.capture._cgroup import MemoryGroup
-    from memgauge.capture._timeline import TimelineBuilder
+    from memgauge.watcher._cgroup import MemoryGroup
+    from memgauge.watcher._timeline import TimelineBuilder
 
 # plain classes, no dataclasses: the runner imports this module before it starts the program, so
 # that the first sample is taken at once
@@ -82,7 +82,7 @@ class TreeWatcher:
         self._known: set[int] = set()
         self._samples = 0
         self._group_peak = -1
-        self._files = _procfs.OpenFiles()
+        self._files = capture.OpenFiles()
 
     def _discover(self) -> list[int]:
         if self.group is not None:
@@ -90,9 +90,9 @@ class TreeWatcher:
         # memgauge is a child subreaper: orphans of the tree become memgauge's own children, so the
         # tree is everything below memgauge (which has no other children)
         me = os.getpid()
-        pids = {self.root_pid} | {p for p in self._known if p in self._live} | set(_procfs.read_children(me))
+        pids = {self.root_pid} | {p for p in self._known if p in self._live} | set(capture.read_children(me))
         if self._samples % _FULL_SCAN_EVERY == 0:
-            ppids = _procfs.scan_ppids()
+            ppids = capture.scan_ppids()
             children: dict[int, list[int]] = {}
             for pid, ppid in ppids.items():
                 children.setdefault(ppid, []).append(pid)
@@ -106,7 +106,7 @@ class TreeWatcher:
         else:
             todo = list(pids)
             while todo:
-                for c in _procfs.read_children(todo.pop()):
+                for c in capture.read_children(todo.pop()):
                     if c not in pids:
                         pids.add(c)
                         todo.append(c)
@@ -119,7 +119,7 @@ class TreeWatcher:
         seen: set[int] = set()
         for pid in self._discover():
             raw = self._files.read(f"/proc/{pid}/stat")
-            st = _procfs.parse_stat(raw) if raw else None
+            st = capture.parse_stat(raw) if raw else None
             if st is None:
                 continue
             proc = self._live.get(pid)
@@ -131,7 +131,7 @@ class TreeWatcher:
                     seen.add(pid)
                 continue
             status = self._files.read(f"/proc/{pid}/status")
-            hwm = _procfs.parse_high_water(status) if status else 0
+            hwm = capture.parse_high_water(status) if status else 0
             if proc is None or proc.image != st.image:
                 # new process, or the same pid after exec: a new program with its own high-water mark
                 if proc is not None:
@@ -144,7 +144,7 @@ class TreeWatcher:
                     pid,
                     st.ppid,
                     st.image,
-                    user_cmdline(_procfs.read_cmdline(pid)) or [f"[{st.comm}]"],
+                    user_cmdline(capture.read_cmdline(pid)) or [f"[{st.comm}]"],
                     now,
                     now,
                     first_sample=self._samples,

@@ -14,7 +14,7 @@ import contextlib
 import os
 import time
 
-from memgauge.capture._procfs import PAGE_SIZE, OpenFiles, kill_until_gone, orphaned_entries
+from memgauge.capture import PAGE_SIZE, OpenFiles, kill_until_gone, orphaned_entries
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

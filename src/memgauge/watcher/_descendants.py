@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import os
 
-from memgauge.capture import _procfs
+from memgauge import capture
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge._profile import ProcessRecord
+    from memgauge.model import ProcessRecord
 
 _PRIVATE_FIELDS = (b"Private_Clean:", b"Private_Dirty:", b"Private_Hugetlb:")
 
@@ -90,12 +90,12 @@ class Descendant:
 class Descendants:
     def __init__(self, root: int | None = None) -> None:
         self.root = os.getpid() if root is None else root
-        st = _procfs.read_stat(self.root)
+        st = capture.read_stat(self.root)
         self._root_image = st.image if st is not None else (0, 0)
-        self._root_cmdline = _procfs.read_cmdline(self.root) or []
+        self._root_cmdline = capture.read_cmdline(self.root) or []
         self.records: list[Descendant] = []
         self._live: dict[int, Descendant] = {}
-        self._files = _procfs.OpenFiles()
+        self._files = capture.OpenFiles()
         self._samples = 0
 
     def sample(self, t: float) -> dict[int, int]:
@@ -113,7 +113,7 @@ class Descendants:
                 if pid in images:
                     continue
                 raw = self._files.read(f"/proc/{pid}/stat")
-                st = _procfs.parse_stat(raw) if raw else None
+                st = capture.parse_stat(raw) if raw else None
                 if st is None:
                     continue
                 rec = self._live.get(pid)
@@ -124,7 +124,7 @@ class Descendants:
                             rec.user, rec.system, rec.last_seen = st.user_seconds, st.system_seconds, t
                         images[pid] = (st.image, [])
                         continue
-                    cmdline = _procfs.read_cmdline(pid) or [f"[{st.comm}]"]
+                    cmdline = capture.read_cmdline(pid) or [f"[{st.comm}]"]
                     if rec is not None:
                         self._replaced(rec)
                     forked = st.image == parent_image and cmdline == parent_cmdline
@@ -149,7 +149,7 @@ class Descendants:
                 else:
                     counted = st.resident_bytes
                     status = self._files.read(f"/proc/{pid}/status")
-                    hwm = _procfs.parse_high_water(status) if status else 0
+                    hwm = capture.parse_high_water(status) if status else 0
                     rec.peak = max(rec.peak, hwm, counted)
                 out[pid] = counted
                 rec.counted = True
@@ -170,7 +170,7 @@ class Descendants:
         return sum(r.user - r.cpu0[0] for r in live), sum(r.system - r.cpu0[1] for r in live)
 
     def process_records(self, t0: float) -> list[ProcessRecord]:
-        from memgauge._profile import ProcessRecord
+        from memgauge.model import ProcessRecord
 
         return [
             ProcessRecord(

@@ -1,7 +1,7 @@
 """The record of a sweep: every point, every run, as plain serialisable data.
 
-A run is distilled from its ``Profile`` (``summarize``) to what sweeps compare: the resident peak,
-wall and CPU time, per-phase peaks and durations, and the program's metrics. The profiles
+A run is distilled from its ``Profile`` (``memgauge.analysis.summarize``) to what sweeps compare:
+the resident peak, wall and CPU time, per-phase peaks and durations, and the program's metrics. The profiles
 themselves are kept on disk when asked (``--save DIR``); the record names them. Analyses over a
 sweep (``analysis/_sweep.py``) are pure functions of this record, so a saved record can be
 re-analysed (``memgauge sweep --load``) without running anything again.
@@ -18,7 +18,6 @@ from typing import Any
 
 from memgauge._errors import ProfileFormatError
 from memgauge._files import write_output
-from memgauge._profile import Profile
 
 SWEEP_FORMAT = 1
 
@@ -207,30 +206,6 @@ def load_sweep(path: str | os.PathLike[str]) -> SweepResult:
     except ValueError as e:
         raise ProfileFormatError(f"sweep record {path} is not valid JSON: {e}") from e
     return SweepResult.from_dict(data)
-
-
-def summarize(profile: Profile) -> RunSummary:
-    """What a sweep keeps of one run's profile."""
-    from memgauge.analysis import exit_text
-
-    phases: dict[str, PhaseSummary] = {}
-    for ph in sorted(profile.phases, key=lambda p: p.start_seconds):
-        seen = phases.get(ph.name)
-        phases[ph.name] = PhaseSummary(
-            seconds=(seen.seconds if seen else 0.0) + max(0.0, ph.end_seconds - ph.start_seconds),
-            peak_bytes=max(seen.peak_bytes if seen else 0, ph.peak_resident_bytes),
-            depth=min(seen.depth if seen else ph.depth, ph.depth),
-        )
-    text, _ = exit_text(profile)
-    return RunSummary(
-        ok=profile.exit.code == 0 and not profile.exit.stopped_by,
-        exit=text,
-        rss_bytes=profile.peak.resident_bytes,
-        wall_seconds=profile.wall_seconds,
-        cpu_seconds=profile.cpu.user_seconds + profile.cpu.system_seconds,
-        phases=phases,
-        metrics=dict(profile.metrics),
-    )
 
 
 def metric_names(result: SweepResult) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge._profile import Timeline
+    from memgauge.model import Timeline
 
 # plain classes, and the Profile types only in build(): the runner imports this module before it
 # starts the program, so that the first sample is taken at once
@@ -97,7 +97,7 @@ class TimelineBuilder:
         self.interval = min(self.interval * 2, self._max_interval)
 
     def build(self) -> Timeline:
-        from memgauge._profile import ProcessSeries, Timeline
+        from memgauge.model import ProcessSeries, Timeline
 
         series = sorted([*self._done, *self._live.values()], key=lambda s: (s.start, s.pid))
         return Timeline(

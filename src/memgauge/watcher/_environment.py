@@ -6,7 +6,7 @@ import os
 import platform
 from typing import Any
 
-from memgauge.capture._cgroup import memory_limit
+from memgauge.watcher._cgroup import memory_limit
 
 
 def _total_memory() -> int | None:

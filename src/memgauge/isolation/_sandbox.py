@@ -41,14 +41,14 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from memgauge._units import format_bytes, format_seconds
-from memgauge.capture._procfs import kill_until_gone
+from memgauge.capture import kill_until_gone
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from memgauge._profile import Profile
-    from memgauge.capture._cgroup import MemoryGroup, PidsGroup
-    from memgauge.runner._runner import HardLimits
+    from memgauge.model import Profile
+    from memgauge.runner import HardLimits
+    from memgauge.watcher import MemoryGroup, PidsGroup
 
 __all__ = [
     "PIECES",
@@ -449,7 +449,7 @@ class HostRun:
         """Make the run's directories, lease its uid, plan its namespaces and unpack ``upload``
         into the workdir. Raises ``MemgaugeError`` (``UploadError``) for an upload that cannot be
         unpacked; ``close`` still cleans up."""
-        from memgauge.capture._procfs import orphaned_entries
+        from memgauge.capture import orphaned_entries
 
         parent = tempfile.gettempdir()
         for stale in orphaned_entries(parent, RUN_PREFIX):  # left by a server that was killed
@@ -518,7 +518,7 @@ class HostRun:
         self.plan_path = os.path.join(paths["private"], "plan.json")
         self.plan.save(self.plan_path)
         if upload is not None:
-            from memgauge.runner._upload import extract_upload
+            from memgauge.isolation._upload import extract_upload
 
             extract_upload(upload.name, upload.data, paths["work"])
             if uid is not None:
@@ -618,7 +618,7 @@ class HostRun:
                 groups = json.load(f).get("cgroups", [])
         except (OSError, ValueError, AttributeError):
             return
-        from memgauge.capture._cgroup import PREFIX, PidsGroup
+        from memgauge.watcher import PREFIX, PidsGroup
 
         for path in groups:
             real = os.path.realpath(str(path))
@@ -989,7 +989,7 @@ class SandboxSetup:
         if limit is None:
             self.not_applied["processes"] = "not asked for (max_processes=None)"
             return
-        from memgauge.capture._cgroup import create_pids_group
+        from memgauge.watcher import create_pids_group
 
         group, reason = create_pids_group(limit) if os.geteuid() == 0 else (None, "not root")
         if group is not None:
@@ -1049,7 +1049,7 @@ class SandboxSetup:
 
     def hard_limits(self, enforce: HardLimits | None) -> HardLimits:
         """The limits the runner's watchdog enforces: the sandbox's, tightened by any others."""
-        from memgauge.runner._runner import HardLimits
+        from memgauge.runner import HardLimits
 
         def tighter(a: float | None, b: float | None) -> float | None:
             return b if a is None else a if b is None else min(a, b)
@@ -1266,6 +1266,6 @@ class SandboxSetup:
 
 
 def _watchdog_interval() -> float:
-    from memgauge.runner._runner import HardLimits
+    from memgauge.runner import HardLimits
 
     return HardLimits.WATCHDOG_INTERVAL

@@ -17,19 +17,26 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from memgauge._profile import Attribution, CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
 from memgauge._version import __version__
-from memgauge.capture import _phases, _record
-from memgauge.capture._assemble import order_phases
-from memgauge.capture._environment import machine_environment
-from memgauge.capture._phases import ClosedPhase, OpenPhase, PhaseTracker, ProcSelfSource
-from memgauge.capture._program import program_environment
+from memgauge.capture import (
+    ClosedPhase,
+    OpenPhase,
+    PhaseTracker,
+    ProcSelfSource,
+    active_tracker,
+    listen_metrics,
+    program_environment,
+    set_tracker,
+    unlisten_metrics,
+)
+from memgauge.model import Attribution, CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
+from memgauge.runner._order import order_phases
+from memgauge.watcher import machine_environment
 
 if TYPE_CHECKING:
-    from memgauge.capture._descendants import Descendants
-    from memgauge.capture._protocols import MemorySource
-    from memgauge.capture._sampler import Sampler
-from memgauge.capture._timeline import TimelineBuilder
+    from memgauge.capture import MemorySource, Sampler
+    from memgauge.watcher import Descendants
+from memgauge.watcher import TimelineBuilder
 
 
 class _ListSink:
@@ -147,22 +154,22 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
         if self._lines:
             self._start_lines()
         if self._children:
-            from memgauge.capture._descendants import Descendants
+            from memgauge.watcher import Descendants
 
             self._descendants = Descendants()
             self._reaped0 = _reaped_cpu()
         self._tracker.process_peak = 0
         self._metrics: dict[str, float] = {}
-        _record.listen(self._metrics)
+        listen_metrics(self._metrics)
         # a tracker already active (phases of a measured run, an enclosing profile) keeps what the
         # reset below erases, and hears of every reset this profile's phases make
-        self._previous = self._tracker.upstream = _phases.active_tracker()
+        self._previous = self._tracker.upstream = active_tracker()
         if self._previous is not None:
             self._previous.note_reset(self._source.high_water())
         self._reset = self._source.reset_high_water()
         self._t0 = self._clock()
         self._cpu0 = self._cpu()
-        _phases.set_tracker(self._tracker)
+        set_tracker(self._tracker)
         self.start_process_resident_bytes, self.start_resident_bytes = self._take_sample()
         if self._sample:
             self._thread = threading.Thread(target=self._run, name="memgauge-sampler", daemon=True)
@@ -170,15 +177,15 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
         return self
 
     def _start_lines(self) -> None:
-        from memgauge.capture import _sampler
+        from memgauge.capture import BEFORE_KEY, active_sampler, start_sampler
 
-        if _sampler.active_sampler() is not None:
+        if active_sampler() is not None:
             self._notes.append("a line sampler already runs in this process: no lines of the block's own")
             return
         import tempfile
 
         self._lines_dir = tempfile.mkdtemp(prefix=f"memgauge-lines{os.getpid()}-")
-        self._line_sampler = _sampler.start(self._lines_dir, base_key=_sampler.BEFORE_KEY)
+        self._line_sampler = start_sampler(self._lines_dir, base_key=BEFORE_KEY)
         if self._line_sampler is None:
             self._notes.append("the line sampler could not start")
 
@@ -202,7 +209,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
 
     def _running_line(self) -> tuple[str, int, str] | None:
         """The innermost line of the program's own code that the block's thread is on."""
-        from memgauge.capture._frames import is_library, is_own
+        from memgauge.capture import is_library, is_own
 
         frame = sys._current_frames().get(self._ident)
         try:
@@ -239,8 +246,8 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
         for opened in sorted(self._sink.opened.values(), key=lambda o: -o.depth):
             self._aborted.add(opened.id)
             self._tracker.end(opened)
-        _phases.set_tracker(self._previous)
-        _record.unlisten(self._metrics)
+        set_tracker(self._previous)
+        unlisten_metrics(self._metrics)
         try:
             self._take_sample()
             # the end of the block, before the line sampler's stop (up to one interval)
@@ -341,7 +348,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
             metrics=dict(self._metrics),
         )
         if self._lines_dir is not None:
-            from memgauge.capture._lines_read import read_lines
+            from memgauge.capture import read_lines
 
             data = read_lines(self._lines_dir, self._t0, wall, None if self._children else {pid})
             profile.lines = data.lines
@@ -357,7 +364,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
         started the descendant or waits for it."""
         if self._tree_max_line is None:
             return []
-        from memgauge.capture._lines_read import source_line
+        from memgauge.capture import source_line
 
         file, line, function = self._tree_max_line
         return [

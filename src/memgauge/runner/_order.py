@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from memgauge._profile import PhaseRecord
+from memgauge.model import PhaseRecord
 
 
 def order_phases(entries: list[tuple[Hashable, Hashable | None, PhaseRecord]]) -> list[PhaseRecord]:

@@ -1,0 +1,53 @@
+"""The watcher: what memgauge observes from outside the measured process.
+
+The process tree (``TreeWatcher``, ``Descendants``), cgroups (``MemoryGroup``, ``PidsGroup``),
+the memory timeline (``TimelineBuilder``) and the machine's environment. Lazy, so ``memgauge run``
+starts the program before it loads what it needs only afterwards.
+"""
+
+from __future__ import annotations
+
+from memgauge._lazy import attach
+
+# not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.watcher._cgroup import (
+        PREFIX,
+        MemoryGroup,
+        PidsGroup,
+        create_memory_group,
+        create_pids_group,
+    )
+    from memgauge.watcher._descendants import Descendants
+    from memgauge.watcher._environment import machine_environment
+    from memgauge.watcher._timeline import TimelineBuilder
+    from memgauge.watcher._watcher import TreeWatcher, WatchedProcess, user_cmdline
+
+_NAMES = {
+    "create_memory_group": "_cgroup",
+    "create_pids_group": "_cgroup",
+    "Descendants": "_descendants",
+    "machine_environment": "_environment",
+    "MemoryGroup": "_cgroup",
+    "PidsGroup": "_cgroup",
+    "PREFIX": "_cgroup",
+    "TimelineBuilder": "_timeline",
+    "TreeWatcher": "_watcher",
+    "user_cmdline": "_watcher",
+    "WatchedProcess": "_watcher",
+}
+__all__ = [
+    "PREFIX",
+    "Descendants",
+    "MemoryGroup",
+    "PidsGroup",
+    "TimelineBuilder",
+    "TreeWatcher",
+    "WatchedProcess",
+    "create_memory_group",
+    "create_pids_group",
+    "machine_environment",
+    "user_cmdline",
+]
+__getattr__, __dir__ = attach(__name__, _NAMES)

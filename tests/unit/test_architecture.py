@@ -1,0 +1,202 @@
+"""The package layout's rules, checked on the source: every package is entered through its public
+face, no import circle (lazy imports included), no oversized module, and each face's ``__all__``
+names what it really provides."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PKG = SRC / "memgauge"
+# modules over the size limit, each saying why in its first lines
+MAX_LINES = 400
+SIZE_EXCEPTIONS: dict[str, str] = {}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PKG.rglob("*.py")):
+        if "migrations" in path.parts:
+            continue
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _package_of(module: str) -> str:
+    """The top-level package a module belongs to (``memgauge`` for the root's own modules)."""
+    parts = module.split(".")
+    if len(parts) >= 2 and (PKG / parts[1]).is_dir():
+        return "memgauge." + parts[1]
+    return "memgauge"
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def _imports(module: str, *, runtime_only: bool) -> list[tuple[str, str | None, int]]:
+    """``(target module, imported name or None, line)`` for every memgauge import in ``module``,
+    wherever it stands (module level, functions, ``TYPE_CHECKING`` blocks unless ``runtime_only``)."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    if runtime_only:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and _is_type_checking(node):
+                skipped.update(id(n) for child in node.body for n in ast.walk(child))
+    is_package = path.name == "__init__.py"
+    out: list[tuple[str, str | None, int]] = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            out += [(a.name, None, node.lineno) for a in node.names if a.name.startswith("memgauge")]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("memgauge"):
+                continue
+            for alias in node.names:
+                if f"{target}.{alias.name}" in MODULES:
+                    out.append((f"{target}.{alias.name}", None, node.lineno))
+                else:
+                    out.append((target, alias.name, node.lineno))
+    return out
+
+
+def _private_parts(module: str) -> list[str]:
+    return [p for p in module.split(".")[1:] if p.startswith("_")]
+
+
+def test_no_module_imports_a_private_module_or_name_of_another_package() -> None:
+    """A private module (``_name``) is private to the package holding it: ``memgauge.capture._phases``
+    to ``memgauge.capture``; the root's own (``memgauge._units``) to the whole of memgauge."""
+    bad = []
+    for module in MODULES:
+        home = _package_of(module)
+        for target, name, line in _imports(module, runtime_only=False):
+            owner = _package_of(target)
+            if owner in (home, "memgauge"):
+                continue
+            if _private_parts(target) or (name is not None and name.startswith("_")):
+                bad.append(f"{module}:{line} imports {target}{'.' + name if name else ''}")
+    assert bad == []
+
+
+def _lazy_faces() -> dict[str, dict[str, str]]:
+    """The packages whose face loads names lazily: name -> defining module."""
+    faces = {}
+    for module, path in MODULES.items():
+        if path.name != "__init__.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if (
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "_NAMES" for t in node.targets)
+                and isinstance(node.value, ast.Dict)
+            ):
+                faces[module] = {
+                    ast.literal_eval(k): f"{module}.{ast.literal_eval(v)}"
+                    for k, v in zip(node.value.keys, node.value.values, strict=True)
+                    if k is not None
+                }
+    return faces
+
+
+def _graph() -> dict[str, set[str]]:
+    """Which module imports which when it runs (lazy imports included; type-only ones not). A name
+    taken from a lazy face is an edge to the module that defines it, as it is when it loads."""
+    faces = _lazy_faces()
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for module in MODULES:
+        for imported, name, _ in _imports(module, runtime_only=True):
+            target = faces[imported][name] if imported in faces and name in faces[imported] else imported
+            if target in MODULES and target != module:
+                graph[module].add(target)
+            # importing a.b.c runs a/__init__ and a/b/__init__ first
+            parts = target.split(".")
+            for i in range(2, len(parts)):
+                parent = ".".join(parts[:i])
+                if parent in MODULES and parent != module and not module.startswith(parent + "."):
+                    graph[module].add(parent)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circle_lazy_imports_included() -> None:
+    assert _cycles(_graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_module_over_the_size_limit() -> None:
+    over = {}
+    for module, path in MODULES.items():
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        if n > MAX_LINES and module not in SIZE_EXCEPTIONS:
+            over[module] = n
+    assert over == {}
+    assert len(SIZE_EXCEPTIONS) <= 2
+
+
+@pytest.mark.parametrize("face", sorted(m for m, p in MODULES.items() if p.name == "__init__.py"))
+def test_each_public_face_provides_exactly_its_all(face: str) -> None:
+    module = importlib.import_module(face)
+    names = getattr(module, "__all__", [])
+    assert len(set(names)) == len(names)
+    for name in names:
+        assert getattr(module, name) is not None, f"{face}.{name}"
+    lazy = _lazy_faces().get(face)
+    if lazy is not None:
+        assert sorted(lazy) == sorted(names)
