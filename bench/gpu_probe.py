@@ -1045,18 +1045,22 @@ def _history_child(rec: _Recorder, max_entries: int, stacks: str) -> None:
 
 
 def child_history_py_1k(rec: _Recorder) -> None:
+    """Memory history with max_entries=1000, stacks='python': snapshot size, keys, timing."""
     _history_child(rec, 1000, "python")
 
 
 def child_history_py_100k(rec: _Recorder) -> None:
+    """Memory history with max_entries=100000, stacks='python': snapshot size, keys, timing."""
     _history_child(rec, 100_000, "python")
 
 
 def child_history_all_1k(rec: _Recorder) -> None:
+    """Memory history with max_entries=1000, stacks='all': snapshot size, keys, timing."""
     _history_child(rec, 1000, "all")
 
 
 def child_history_all_100k(rec: _Recorder) -> None:
+    """Memory history with max_entries=100000, stacks='all': snapshot size, keys, timing."""
     _history_child(rec, 100_000, "all")
 
 

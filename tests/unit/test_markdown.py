@@ -9,7 +9,7 @@ import pytest
 
 from memgauge.model._profile import UNBOUNDED_NOTE, Attribution, ExitStatus, LineStats, Profile
 from memgauge.render import MarkdownRenderer
-from tests.test_golden import FAKE_CWD, MIB, TRAIN, minimal_profile, rich_profile
+from tests.unit.test_golden import FAKE_CWD, MIB, TRAIN, minimal_profile, rich_profile
 
 markdown_it = pytest.importorskip("markdown_it")  # rich's own dependency: always there with memgauge
 

@@ -27,7 +27,7 @@ import memgauge
 from memgauge._errors import ProfileFormatError
 from memgauge.model._profile import SCHEMA_VERSION, Profile, load_profile
 
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "profile.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "profile.schema.json"
 
 PHASES_SCRIPT = """\
 import numpy as np

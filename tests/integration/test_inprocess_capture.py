@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonschema
 
-from tests.test_schema import SCHEMA_PATH, check_timeline
+from tests.integration.test_schema import SCHEMA_PATH, check_timeline
 
 MIB = 1 << 20
 

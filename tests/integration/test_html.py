@@ -20,7 +20,7 @@ from memgauge.render._html_page import CHARTJS_SHA256, CHARTJS_VERSION, asset
 from tests.conftest import MIB
 from tests.synthetic import long_profile
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def embedded_data(page: str) -> dict[str, Any]:

@@ -3,7 +3,8 @@ comparison of two real runs with known peaks.
 
 Golden files (tests/golden/compare*): every figure in them was checked by hand against the profiles
 below. After an intended change, rewrite them with ``MEMGAUGE_UPDATE_GOLDEN=1 pytest
-tests/test_compare.py`` (which then fails on purpose), review ``git diff tests/golden``, run again.
+tests/integration/test_compare.py`` (which then fails on purpose), review ``git diff tests/golden``,
+run again.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The ``memgauge sweep`` HTML page opened in real headless Chromium (see tests/test_html_browser.py):
-every chart drawn, no console errors, no network, tables sortable.
+"""The ``memgauge sweep`` HTML page opened in real headless Chromium (see
+tests/integration/test_html_browser.py): every chart drawn, no console errors, no network, tables sortable.
 
 Without Chromium or Playwright these tests skip, unless MEMGAUGE_REQUIRE_BROWSER=1.
 """
@@ -15,8 +15,8 @@ import pytest
 
 from memgauge.analysis._sweep import analyze
 from memgauge.render import HtmlSweepRenderer
+from tests.integration.test_html_browser import assert_clean, assert_drawn, open_report
 from tests.sweep_synthetic import synthetic_analysis, synthetic_sweep, synthetic_worker_analysis
-from tests.test_html_browser import assert_clean, assert_drawn, open_report
 
 
 def _chart_ids(html: str) -> list[str]:

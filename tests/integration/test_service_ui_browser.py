@@ -33,7 +33,7 @@ from tests.conftest import PROGRAMS
 from tests.service_server import Server, admin_token
 
 API = "/api/v1"
-DOCS = Path(__file__).parent.parent / "docs"
+DOCS = Path(__file__).parents[2] / "docs"
 FINISHED = ("done", "failed", "cancelled")
 HOSTILE = "\"'><img src=x onerror=alert(1)><script>alert(2)</script>"
 UPDATE_SCREENSHOTS = os.environ.get("MEMGAUGE_UPDATE_SCREENSHOTS") == "1"

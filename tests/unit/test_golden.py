@@ -2,7 +2,7 @@
 
 The files in tests/golden/ are the specification of the reports: every figure in them was checked
 by hand against the profiles below. After an intended change of a report, rewrite them with
-``MEMGAUGE_UPDATE_GOLDEN=1 pytest tests/test_golden.py`` (which then fails on purpose, so a
+``MEMGAUGE_UPDATE_GOLDEN=1 pytest tests/unit/test_golden.py`` (which then fails on purpose, so a
 rewrite never passes unseen), review ``git diff tests/golden``, and run the tests again.
 
 Every path is under FAKE_CWD, in a site-packages or standard library directory, or a

@@ -273,7 +273,7 @@ def test_results_are_plain_data() -> None:
 def test_sweep_on_ray_gives_the_local_engine_results(ray_address: str, tmp_path: Path) -> None:
     """The same sweep through `--engine ray` and the local engine: same points, same laws, peaks
     within 10% of each other."""
-    from tests.test_sweep_cli import GROWTH, law, sweep
+    from tests.integration.test_sweep_cli import GROWTH, law, sweep
 
     args = [str(GROWTH), "--param", "N=20,40,80", "--no-json", "--no-lines", "-q"]
     local_proc, local = sweep(args, tmp_path)

@@ -37,7 +37,7 @@ from memgauge.render import (
 )
 from tests.conftest import MIB, PROGRAMS, run_memgauge
 from tests.synthetic import long_profile
-from tests.test_golden import FAKE_CWD, rich_profile
+from tests.unit.test_golden import FAKE_CWD, rich_profile
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
