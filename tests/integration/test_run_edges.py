@@ -61,17 +61,19 @@ def test_package_without_main_is_a_one_line_error(tmp_path: Path) -> None:
 
 
 def test_orphaned_grandchild_is_measured_without_a_cgroup(tmp_path: Path) -> None:
-    # double fork: the grandchild is orphaned at once, re-parented to memgauge (a subreaper)
+    # double fork: the grandchild is orphaned at once, re-parented to memgauge (a subreaper). Without a
+    # cgroup the tree's peak is a sampled sum: the hold lasts 2 s, many sampling intervals, so that a loaded
+    # machine (two busy loops beside it left a 0.6 s hold unsampled in 5 runs of 8) still samples it
     script = tmp_path / "orphan.py"
     script.write_text(
         "import os, time\n"
         "if os.fork() == 0:\n"
         "    if os.fork() == 0:\n"
         "        b = b'x' * (300 * 2**20)\n"
-        "        time.sleep(0.6)\n"
+        "        time.sleep(2.0)\n"
         "    os._exit(0)\n"
         "os.wait()\n"
-        "time.sleep(1.0)\n"
+        "time.sleep(2.5)\n"
     )
     r = run_memgauge(["--cgroup", "off", str(script)], tmp_path)
     assert r.returncode == 0, r.stderr

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from memgauge.analysis import Rollup, rollup
-from memgauge.model._profile import Attribution, CpuTimes, ExitStatus, LineStats, Peak, Profile
+from memgauge.model import Attribution, LineStats, Profile
+from tests.factories import held, make_profile
 
 MIB = 1 << 20
 A = "/proj/a.py"
@@ -37,26 +38,15 @@ def ran(
     )
 
 
-def held(pid: int, file: str, line: int, function: str, size: int) -> Attribution:
-    return Attribution(pid=pid, file=file, line=line, function=function, bytes=size)
-
-
-def make_profile(lines: list[LineStats], attribution: list[Attribution]) -> Profile:
-    return Profile(
-        command=["python", "a.py"],
-        exit=ExitStatus(code=0),
-        wall_seconds=10.0,
-        cpu=CpuTimes(),
-        peak=Peak(resident_bytes=1000 * MIB, attribution=attribution),
-        lines=lines,
-    )
+def _profile(lines: list[LineStats], attribution: list[Attribution]) -> Profile:
+    return make_profile(rss=1000 * MIB, lines=lines, attribution=attribution)
 
 
 def pool_profile() -> Profile:
     """``load`` in a.py runs in two processes (a pool), on lines 10 and 11, and holds the peak on
     lines 10 and 12 (12 was never sampled: it has no line statistics); b.py has a ``load`` of its
     own and a ``helper``; a.py has a ``save``."""
-    return make_profile(
+    return _profile(
         lines=[
             ran(1, A, 10, "load", py=1.0, native=0.5, growth=100 * MIB),
             ran(1, A, 11, "load", py=0.5, wait=1.0, growth=-20 * MIB),
@@ -66,10 +56,10 @@ def pool_profile() -> Profile:
             ran(2, B, 8, "helper", native=3.0),
         ],
         attribution=[
-            held(1, A, 10, "load", 300 * MIB),
-            held(2, A, 10, "load", 200 * MIB),
-            held(1, A, 12, "load", 40 * MIB),
-            held(1, B, 5, "load", 10 * MIB),
+            held(A, 10, 300 * MIB, pid=1, function="load"),
+            held(A, 10, 200 * MIB, pid=2, function="load"),
+            held(A, 12, 40 * MIB, pid=1, function="load"),
+            held(B, 5, 10 * MIB, pid=1, function="load"),
         ],
     )
 
@@ -113,24 +103,28 @@ def test_the_totals_are_the_profiles() -> None:
 
 
 def test_equal_times_are_ordered_by_peak_then_by_name() -> None:
-    p = make_profile(
+    p = _profile(
         lines=[ran(1, B, 1, "z", py=1.0), ran(1, A, 1, "y", py=1.0), ran(1, A, 2, "x", py=1.0)],
-        attribution=[held(1, A, 9, "w", 5 * MIB), held(1, B, 1, "z", 1 * MIB)],
+        attribution=[held(A, 9, 5 * MIB, pid=1, function="w"), held(B, 1, 1 * MIB, pid=1, function="z")],
     )
     assert [(r.file, r.function) for r in rollup(p)] == [(B, "z"), (A, "x"), (A, "y"), (A, "w")]
     assert [r.file for r in rollup(p, by="file")] == [A, B]  # 2 s against 1 s
 
 
 def test_a_function_only_seen_holding_the_peak_has_a_row() -> None:
-    p = make_profile(
-        lines=[], attribution=[held(3, A, 7, "build", 64 * MIB), held(4, A, 7, "build", 64 * MIB)]
+    p = _profile(
+        lines=[],
+        attribution=[
+            held(A, 7, 64 * MIB, pid=3, function="build"),
+            held(A, 7, 64 * MIB, pid=4, function="build"),
+        ],
     )
     assert rollup(p) == [Rollup(A, "build", 0.0, 0.0, 0.0, 0, 128 * MIB, lines=1)]
 
 
 def test_an_empty_profile_has_no_rows() -> None:
-    assert rollup(make_profile([], [])) == []
-    assert rollup(make_profile([], []), by="file") == []
+    assert rollup(_profile([], [])) == []
+    assert rollup(_profile([], []), by="file") == []
 
 
 @pytest.mark.parametrize("by", ["line", "", "Function", "files"])

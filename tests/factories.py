@@ -1,0 +1,99 @@
+"""Profiles built to order for tests: one factory with defaults for every field, so a test states
+only what it is about (a peak, some lines, a phase) and every test builds records the same way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memgauge.model import (
+    Attribution,
+    CpuTimes,
+    ExitStatus,
+    Peak,
+    PhaseRecord,
+    ProcessRecord,
+    Profile,
+)
+
+MIB = 1 << 20
+
+
+def make_profile(
+    *,
+    command: list[str] | None = None,
+    exit: ExitStatus | None = None,
+    wall: float = 10.0,
+    cpu: tuple[float, float] = (0.0, 0.0),
+    rss: int | None = None,
+    method: str = "",
+    at: float | None = None,
+    attribution: list[Attribution] | None = None,
+    notes: list[str] | None = None,
+    peaks: dict[int, int] | None = None,
+    **fields: Any,
+) -> Profile:
+    """A run of ``wall`` seconds using ``cpu`` (user, system) seconds that exited 0. ``peaks`` (pid ->
+    resident bytes) adds one process record per pid; the tree's peak ``rss`` defaults to their sum.
+    Any other ``Profile`` field (``phases``, ``lines``, ``imports``, ``timeline``, ...) passes
+    through."""
+    command = command or ["python", "main.py"]
+    peaks = peaks or {}
+    processes = fields.pop("processes", None)
+    if processes is None:
+        processes = [
+            ProcessRecord(
+                pid=pid,
+                ppid=None,
+                cmdline=list(command),
+                start_seconds=0.0,
+                end_seconds=wall,
+                peak_resident_bytes=peak,
+            )
+            for pid, peak in peaks.items()
+        ]
+    return Profile(
+        command=command,
+        exit=exit if exit is not None else ExitStatus(code=0),
+        wall_seconds=wall,
+        cpu=CpuTimes(*cpu),
+        peak=Peak(
+            resident_bytes=sum(peaks.values()) if rss is None else rss,
+            method=method,
+            at_seconds=at,
+            attribution=attribution or [],
+            notes=notes or [],
+        ),
+        processes=processes,
+        **fields,
+    )
+
+
+def held(
+    file: str,
+    line: int,
+    size: int,
+    *,
+    source: str = "",
+    pid: int = 1,
+    function: str = "f",
+    stack: list[str] | None = None,
+) -> Attribution:
+    """``size`` bytes of the resident peak held by ``file:line``."""
+    return Attribution(
+        pid=pid, file=file, line=line, function=function, bytes=size, stack=stack or [], source=source
+    )
+
+
+def phase(
+    name: str,
+    start: float,
+    end: float,
+    peak: int,
+    *,
+    pid: int = 1,
+    depth: int = 0,
+    parent: int | None = None,
+    exact: bool = True,
+) -> PhaseRecord:
+    """A phase of ``pid`` from ``start`` to ``end`` seconds peaking at ``peak`` bytes."""
+    return PhaseRecord(name, pid, start, end, peak, depth=depth, parent=parent, peak_exact=exact)
