@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from memgauge._errors import InternalError, UsageError
 from memgauge.cli import main
+from memgauge.cli._common import Command, Parser, build_parser, split_argv
+from memgauge.cli.commands import COMMANDS
 from tests.conftest import PROGRAMS
 
 
@@ -96,3 +99,70 @@ def test_a_command_on_path_runs_without_double_dash(tmp_path: Path) -> None:
     r = cli("run", "--no-json", "-q", "python3", "-c", "print(6 * 7)", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "42\n"
+
+
+# -- where memgauge's options end and the program's begin ------------------------------------------
+
+_SPLIT_AT_TARGET = [c for c in COMMANDS if c.program == "target"]
+
+
+@pytest.mark.parametrize("command", _SPLIT_AT_TARGET, ids=[c.name for c in _SPLIT_AT_TARGET])
+def test_the_argv_split_knows_every_option_of_the_commands_parser(command: Command) -> None:
+    # read from the parser: an option added to it is never taken for the program's first word
+    parser = build_parser(command)
+    values = parser.values_taken()
+    assert values["--json"] == 1 and values["--quiet"] == 0 and values["--no-color"] == 0
+    program = ["prog.py", "-v", "--json", "out.json"]
+    for option, n in values.items():
+        if option in ("-h", "--help"):
+            continue
+        ours = [option, *["1"] * n]
+        assert split_argv(parser, [*ours, *program], command.program) == (ours, program), option
+        if n == 1 and option.startswith("--"):
+            joined = [f"{option}=1"]
+            assert split_argv(parser, [*joined, *program], command.program) == (joined, program)
+
+
+@pytest.mark.parametrize(
+    ("argv", "ours", "program"),
+    [
+        (["-q", "-m", "pkg.mod", "-q"], ["-q"], ["-m", "pkg.mod", "-q"]),
+        (["-mpkg.mod"], [], ["-mpkg.mod"]),
+        (["--no-json", "--", "ls", "-l"], ["--no-json"], ["--", "ls", "-l"]),
+        (["--interval", "0.5", "-", "a"], ["--interval", "0.5"], ["-", "a"]),
+        (["--json"], ["--json"], []),  # argparse then says the value is missing
+    ],
+)
+def test_run_argv_split(argv: list[str], ours: list[str], program: list[str]) -> None:
+    run = next(c for c in COMMANDS if c.name == "run")
+    assert split_argv(build_parser(run), argv, "target") == (ours, program)
+
+
+@pytest.mark.parametrize("argv", [["--bogus", "x.py"], ["--quiet=1", "x.py"], ["-qx", "x.py"]])
+def test_run_argv_split_refuses_what_is_not_an_option_of_run(argv: list[str]) -> None:
+    run = next(c for c in COMMANDS if c.name == "run")
+    with pytest.raises(UsageError, match="unknown option"):
+        split_argv(build_parser(run), argv, "target")
+
+
+def test_the_split_after_dashes_and_none() -> None:
+    parser = Parser(prog="memgauge x")
+    assert split_argv(parser, ["a", "--", "b", "--", "c"], "after-dashes") == (["a"], ["b", "--", "c"])
+    assert split_argv(parser, ["a", "b"], "after-dashes") == (["a", "b"], [])
+    assert split_argv(parser, ["a", "--", "b"], "none") == (["a", "--", "b"], [])
+
+
+def test_an_option_with_a_variable_number_of_values_cannot_precede_a_program() -> None:
+    parser = Parser(prog="memgauge x")
+    parser.add_argument("--maybe", nargs="?")
+    with pytest.raises(InternalError, match="variable number of values"):
+        split_argv(parser, ["--maybe", "x.py"], "target")
+
+
+def test_every_command_is_listed_once_in_the_top_level_help(capsys: pytest.CaptureFixture[str]) -> None:
+    names = [c.name for c in COMMANDS]
+    assert names == ["run", "view", "compare", "check", "sweep", "serve", "submit"]
+    assert main(["--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for command in COMMANDS:
+        assert f"{command.name}: {command.summary}" in out

@@ -406,3 +406,35 @@ def test_the_record_goes_to_a_default_file_named_after_the_program(tmp_path: Pat
     (written,) = tmp_path.glob("memgauge-sweep-sweep_growth-*.json")
     assert f"sweep record: {written.name}" in proc.stderr
     assert report is not None and json.loads(written.read_text())["points"] == report["points"]
+
+
+def test_workers_is_the_old_spelling_of_worker_param_and_says_so(tmp_path: Path) -> None:
+    # POOL is no name a worker count is known by: only the option makes it one
+    program = tmp_path / "pool.py"
+    program.write_text(
+        "import os\nimport memgauge\n\nmemgauge.record('items', 10 * int(os.environ['POOL']))\n"
+    )
+    record = tmp_path / "record.json"
+    proc, report = sweep(
+        [str(program), "--param", "POOL=1,2", "--json", str(record), "--no-lines", "-q"], tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert report is not None and report["analysis"]["scaling"] == []
+
+    proc, new = sweep(["--load", str(record), "--worker-param", "POOL"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "deprecated" not in proc.stderr
+    assert new is not None and [row["param"] for row in new["analysis"]["scaling"]] == ["POOL"]
+
+    proc, old = sweep(["--load", str(record), "--workers", "POOL"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
+    assert warnings == ["memgauge: warning: sweep --workers NAME is deprecated: use --worker-param NAME"]
+    assert old == new
+
+    proc, _ = sweep(["--load", str(record), "--workers", "NOPE"], tmp_path)
+    assert proc.returncode == 64
+    assert proc.stderr.splitlines()[-1] == "memgauge: error: --worker-param NOPE: no such --param"
+
+    proc, _ = sweep(["--load", str(record), "--workers", "POOL", "--worker-param", "POOL"], tmp_path)
+    assert proc.returncode == 64 and "give --worker-param only" in proc.stderr

@@ -18,54 +18,102 @@ from memgauge._errors import (
     PermissionDeniedError,
     RefusedError,
     ServiceUnavailableError,
+    TargetNotFoundError,
     UsageError,
 )
-from memgauge.cli._main import _Parser, _say
+from memgauge._files import check_output, write_output
+from memgauge.cli._common import FAILED, OVER_BUDGET, PASSED, Parser, Program, say
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 _FINISHED = ("done", "failed", "cancelled")
-_EXIT = {"pass": 0, "fail": 1, "error": 2}
+_EXIT = {"pass": PASSED, "fail": OVER_BUDGET, "error": FAILED}
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog="memgauge submit",
-        usage="memgauge submit [options] --policy NAME (script.py | project.zip | project.tar.gz) "
-        "[-- args ...]",
-        description="Submit a program to a memgauge validation service, show its progress and "
-        "exit with its verdict: 0 within the policy, 1 over it, 2 the program failed.",
+class SubmitCommand:
+    name = "submit"
+    summary = "send a program to it and exit with its verdict"
+    usage: str | None = (
+        "memgauge submit [options] --policy NAME (script.py | project.zip | project.tar.gz) [-- args ...]"
     )
-    p.add_argument("upload", metavar="FILE", help="a .py file, or a .zip / .tar.gz project")
-    p.add_argument("--policy", required=True, metavar="NAME", help="the policy to judge it by")
-    p.add_argument(
-        "--entry", metavar="PATH", help="a project's entry point (default main.py, or its only .py)"
+    description = (
+        "Submit a program to a memgauge validation service, show its progress and "
+        "exit with its verdict: 0 within the policy, 1 over it, 2 the program failed."
     )
-    p.add_argument(
-        "--server",
-        default=os.environ.get("MEMGAUGE_SERVER", DEFAULT_SERVER),
-        metavar="URL",
-        help=f"the service (default $MEMGAUGE_SERVER or {DEFAULT_SERVER})",
-    )
-    p.add_argument(
-        "--token",
-        default=os.environ.get("MEMGAUGE_TOKEN"),
-        metavar="TOKEN",
-        help="the API token (default $MEMGAUGE_TOKEN)",
-    )
-    p.add_argument("--no-wait", action="store_true", help="print the submission's id and exit 0")
-    p.add_argument(
-        "--timeout", type=float, metavar="SECONDS", help="stop waiting after this (exit 2; the run goes on)"
-    )
-    p.add_argument("--json", metavar="PATH", help="write the submission's final record (JSON) here")
-    p.add_argument("--html", metavar="PATH", help="write the run's HTML report here")
-    return p
+    program: Program = "after-dashes"
 
+    def prepare_parser(self, parser: Parser) -> None:
+        p = parser
+        p.add_argument("upload", metavar="FILE", help="a .py file, or a .zip / .tar.gz project")
+        p.add_argument("--policy", required=True, metavar="NAME", help="the policy to judge it by")
+        p.add_argument(
+            "--entry", metavar="PATH", help="a project's entry point (default main.py, or its only .py)"
+        )
+        p.add_argument(
+            "--server",
+            default=os.environ.get("MEMGAUGE_SERVER", DEFAULT_SERVER),
+            metavar="URL",
+            help=f"the service (default $MEMGAUGE_SERVER or {DEFAULT_SERVER})",
+        )
+        p.add_argument(
+            "--token",
+            default=os.environ.get("MEMGAUGE_TOKEN"),
+            metavar="TOKEN",
+            help="the API token (default $MEMGAUGE_TOKEN)",
+        )
+        p.add_argument("--no-wait", action="store_true", help="print the submission's id and exit 0")
+        p.add_argument(
+            "--timeout",
+            type=float,
+            metavar="SECONDS",
+            help="stop waiting after this (exit 2; the run goes on)",
+        )
+        p.add_argument("--json", metavar="PATH", help="write the submission's final record (JSON) here")
+        p.add_argument("--html", metavar="PATH", help="write the run's HTML report here")
 
-def _split(argv: list[str]) -> tuple[list[str], list[str]]:
-    if "--" in argv:
-        i = argv.index("--")
-        return argv[:i], argv[i + 1 :]
-    return argv, []
+    def run(self, args: argparse.Namespace, program: list[str]) -> int:
+        if not args.token:
+            raise PermissionDeniedError("give a token: --token mg_... or MEMGAUGE_TOKEN")
+        if args.timeout is not None and args.timeout <= 0:
+            raise UsageError("--timeout must be positive")
+        try:
+            with open(args.upload, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            raise TargetNotFoundError(f"no such file: {args.upload}") from None
+        except OSError as e:
+            raise UsageError(f"cannot read {args.upload}: {e.strerror}") from None
+        for path in (args.json, args.html):
+            if path is not None:
+                check_output(path, "output")
+        try:
+            import httpx  # noqa: F401
+        except ImportError:
+            raise UsageError("memgauge submit needs memgauge[service] (httpx is missing)") from None
+        client = Client(args.server, args.token)
+        try:
+            form = {"policy": args.policy, "args": json.dumps(program)}
+            if args.entry is not None:
+                form["entry"] = args.entry
+            sub = client.submission(
+                "POST",
+                "/api/v1/submissions",
+                data=form,
+                files={"file": (os.path.basename(args.upload), data)},
+            )
+            page = f"{client.server}/ui/submissions/{sub['id']}"
+            say(f"submitted {sub['id']} ({sub.get('filename')}, policy {sub.get('policy')}): {page}\n")
+            if args.no_wait:
+                print(sub["id"])
+                return PASSED
+            sub = _wait(client, sub, args.timeout)
+            if sub["status"] not in _FINISHED:
+                say(f"memgauge submit: stopped waiting after {args.timeout:g} s; the run goes on\n")
+                return FAILED
+            _outputs(client, sub, args)
+            _print_result(client, sub)
+            return _EXIT.get(sub.get("verdict") or "error", FAILED)
+        finally:
+            client.close()
 
 
 class Client:
@@ -125,58 +173,6 @@ def _detail(response: Any) -> str:
     return str(detail or response.text[:200] or response.reason_phrase)
 
 
-def cmd_submit(argv: list[str]) -> int:
-    own, program_args = _split(argv)
-    args = _parser().parse_args(own)
-    if not args.token:
-        raise PermissionDeniedError("give a token: --token mg_... or MEMGAUGE_TOKEN")
-    if args.timeout is not None and args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
-    try:
-        with open(args.upload, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        from memgauge._errors import TargetNotFoundError
-
-        raise TargetNotFoundError(f"no such file: {args.upload}") from None
-    except OSError as e:
-        raise UsageError(f"cannot read {args.upload}: {e.strerror}") from None
-    for path in (args.json, args.html):
-        if path is not None:
-            from memgauge._files import check_output
-
-            check_output(path, "output")
-    try:
-        import httpx  # noqa: F401
-    except ImportError:
-        raise UsageError("memgauge submit needs memgauge[service] (httpx is missing)") from None
-    client = Client(args.server, args.token)
-    try:
-        form = {"policy": args.policy, "args": json.dumps(program_args)}
-        if args.entry is not None:
-            form["entry"] = args.entry
-        sub = client.submission(
-            "POST",
-            "/api/v1/submissions",
-            data=form,
-            files={"file": (os.path.basename(args.upload), data)},
-        )
-        page = f"{client.server}/ui/submissions/{sub['id']}"
-        _say(f"submitted {sub['id']} ({sub.get('filename')}, policy {sub.get('policy')}): {page}\n")
-        if args.no_wait:
-            print(sub["id"])
-            return 0
-        sub = _wait(client, sub, args.timeout)
-        if sub["status"] not in _FINISHED:
-            _say(f"memgauge submit: stopped waiting after {args.timeout:g} s; the run goes on\n")
-            return 2
-        _outputs(client, sub, args)
-        _print_result(client, sub)
-        return _EXIT.get(sub.get("verdict") or "error", 2)
-    finally:
-        client.close()
-
-
 def _wait(client: Client, sub: dict[str, Any], timeout: float | None) -> dict[str, Any]:
     """Polls until the submission finishes, showing its status: a live line on a terminal, a line
     per change elsewhere."""
@@ -193,18 +189,16 @@ def _wait(client: Client, sub: dict[str, Any], timeout: float | None) -> dict[st
         state = sub["status"] + (f" (attempt {sub['attempts']})" if sub.get("attempts", 0) > 1 else "")
         elapsed = time.monotonic() - start
         if interactive:
-            _say(f"\r\x1b[K{state}, {elapsed:.0f} s")
+            say(f"\r\x1b[K{state}, {elapsed:.0f} s")
         elif state != last:
-            _say(f"{state} after {elapsed:.1f} s\n")
+            say(f"{state} after {elapsed:.1f} s\n")
         last = state
     if interactive:
-        _say("\r\x1b[K")
+        say("\r\x1b[K")
     return sub
 
 
 def _outputs(client: Client, sub: dict[str, Any], args: argparse.Namespace) -> None:
-    from memgauge._files import write_output
-
     if args.json is not None:
         write_output(args.json, json.dumps(sub, indent=2) + "\n", "record")
     if args.html is not None and sub.get("status") == "done":
@@ -221,17 +215,17 @@ def _print_result(client: Client, sub: dict[str, Any]) -> None:
         figures.append(f"peak {format_bytes(sub['peak_rss_bytes'])}")
     if sub.get("wall_seconds") is not None:
         figures.append(f"wall {format_seconds(sub['wall_seconds'])}")
-    _say(f"{verdict.upper()}: {sub.get('reason') or ''}\n")
+    say(f"{verdict.upper()}: {sub.get('reason') or ''}\n")
     if figures:
-        _say("  " + ", ".join(figures) + f" (policy {sub['policy']}: {sub['budget']})\n")
+        say("  " + ", ".join(figures) + f" (policy {sub['policy']}: {sub['budget']})\n")
     if sub.get("status") == "done" and sub.get("verdict_json") is None:
         try:
             verdict_doc = client.json("GET", f"/api/v1/submissions/{sub['id']}/verdict")
         except (RefusedError, ServiceUnavailableError):
             verdict_doc = None
         for r in (verdict_doc or {}).get("results", []):
-            _say(f"  {r.get('limit', '?')}: {r.get('status', '?')} ({r.get('note') or r.get('measured')})\n")
+            say(f"  {r.get('limit', '?')}: {r.get('status', '?')} ({r.get('note') or r.get('measured')})\n")
     sandbox = sub.get("sandbox") or {}
     for name, why in (sandbox.get("not_applied") or {}).items():
-        _say(f"  note: the sandbox's {name} limit was not applied: {why}\n")
-    _say(f"  report: {client.server}/ui/submissions/{sub['id']}\n")
+        say(f"  note: the sandbox's {name} limit was not applied: {why}\n")
+    say(f"  report: {client.server}/ui/submissions/{sub['id']}\n")

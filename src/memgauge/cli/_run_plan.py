@@ -1,0 +1,136 @@
+"""A measured run as ``memgauge run`` and ``memgauge check`` make it: the options of ``run_options``
+checked before anything runs, then the run, its profile, its HTML report and its terminal report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from memgauge._errors import OutputError, UsageError
+from memgauge._files import check_output, same_file, write_output
+from memgauge.cli._common import default_profile_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.model import Profile
+    from memgauge.runner import HardLimits
+
+
+class RunPlan:
+    """A validated run: what to run, how, and where its profile and report go."""
+
+    def __init__(
+        self, args: argparse.Namespace, rest: list[str], *, enforce: HardLimits | None = None
+    ) -> None:
+        from memgauge.runner import RunOptions, parse_target
+
+        if not 0 < args.interval <= 10:
+            raise UsageError("--interval must be in (0, 10] seconds")
+        self.target = parse_target(rest)
+        if args.lib and args.no_lines:
+            raise UsageError("--lib needs line sampling: drop --no-lines")
+        if args.alloc:
+            import importlib.util
+
+            if importlib.util.find_spec("memray") is None:
+                raise UsageError("--alloc needs memray: pip install 'memgauge[alloc]'")
+        self.json_path: str | None = None
+        if not args.no_json:
+            if args.json == "":
+                raise UsageError("--json needs a path (or use --no-json)")
+            self.json_path = args.json or default_profile_path(self.target.name)
+            check_output(self.json_path, "profile")
+        if args.html is not None:
+            if not args.html:
+                raise UsageError("--html needs a path")
+            if self.json_path is not None and same_file(self.json_path, args.html):
+                raise UsageError("--json and --html name the same file")
+            check_output(args.html, "HTML report")
+        self.html_path: str | None = args.html
+        self.quiet: bool = args.quiet
+        self.color: bool | None = args.color
+        lines = "off" if args.no_lines else "lib" if args.lib else "on"
+        self.options = RunOptions(
+            interval=args.interval, cgroup=args.cgroup, lines=lines, alloc=args.alloc, enforce=enforce
+        )
+        sandbox_plan = getattr(args, "sandbox", None)
+        if sandbox_plan is not None:
+            from memgauge.isolation import SandboxRun
+
+            try:
+                self.options.sandbox = SandboxRun.load(sandbox_plan)
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                raise UsageError(f"--sandbox {sandbox_plan}: not a sandbox plan: {e}") from e
+
+    def run(self, json_path: str | None = None, *, report: bool = True) -> Profile:
+        """Run the program, then save its profile (to ``json_path`` when given) and HTML report and
+        show the terminal report. The profile first: a report that cannot be shown (stderr closed,
+        a broken pipe) must lose neither the profile nor the program's exit status."""
+        from memgauge.runner import run_program
+
+        json_path = json_path or self.json_path
+        profile = run_program(self.target, self.options)
+        saved_error: OutputError | None = None
+        if json_path is not None:
+            try:
+                profile.save(json_path)
+            except OutputError as e:
+                saved_error = _save_elsewhere(profile, self.target.name, e)
+        html_error: OutputError | None = None
+        if self.html_path:
+            try:
+                _write_html(profile, self.html_path)
+            except OutputError as e:
+                html_error = e
+        if report and not self.quiet:
+            # name only the files that were written
+            shown_json = json_path if saved_error is None else None
+            _show_report(profile, self.color, shown_json, self.html_path if html_error is None else None)
+        if saved_error is not None:
+            raise saved_error
+        if html_error is not None:
+            raise html_error
+        return profile
+
+
+def _write_html(profile: Profile, path: str) -> None:
+    from memgauge.render import HtmlRenderer
+
+    write_output(path, HtmlRenderer().render(profile), "HTML report")
+
+
+def _save_elsewhere(profile: Profile, name: str, error: OutputError) -> OutputError:
+    import tempfile
+
+    try:
+        fd, fallback = tempfile.mkstemp(prefix=f"memgauge-{name}-", suffix=".json")
+        os.close(fd)
+        profile.save(fallback)
+    except (OSError, OutputError):
+        return OutputError(f"{error.message}; and no temporary file could be written either")
+    return OutputError(f"{error.message}; saved it to {fallback} instead")
+
+
+def _show_report(
+    profile: Profile, color_option: bool | None, json_path: str | None, html_path: str | None = None
+) -> None:
+    stream = sys.stderr
+    if stream is None:
+        return
+    try:
+        tty = stream.isatty()
+        # imported after the run: rich's import time is not added to the program's start
+        from memgauge.render import TerminalRenderer
+
+        width = os.get_terminal_size(stream.fileno()).columns if tty else 100
+        color = tty if color_option is None else color_option
+        text = TerminalRenderer(width=min(width, 140), color=color).render(profile)
+        if json_path is not None:
+            text += f"profile: {json_path}\n"
+        if html_path:
+            text += f"report: {html_path}\n"
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError):
+        pass  # stderr closed or a broken pipe: the profile is saved and the exit code stands

@@ -1,0 +1,241 @@
+"""``memgauge check``: judge a run, or saved profiles, against budgets and baselines.
+
+    memgauge check --policy edge-pc train.py                 # run it (N times with --repeat), judge
+    memgauge check --budget rss=1GiB run.json                # judge saved profiles (medians if several)
+    memgauge check --baseline main.json --max-increase 10% run.json
+
+Exit status (stable; also in README.md): 0 within budget, 1 over budget (a limit crossed, or
+stopped by ``--enforce``), 2 the program itself failed (non-zero exit or killed by a signal) while
+within budget, and memgauge's own codes otherwise (64 usage, 65/66 bad or missing profile, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from memgauge._errors import UsageError
+from memgauge._files import check_output, write_output
+from memgauge.cli._common import (
+    FAILED,
+    OVER_BUDGET,
+    PASSED,
+    Parser,
+    Program,
+    load_profile,
+    run_options,
+    say,
+)
+from memgauge.cli._run_plan import RunPlan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.gate import Budget, Verdict
+    from memgauge.model import Profile
+    from memgauge.runner import HardLimits
+
+
+class CheckCommand:
+    name = "check"
+    summary = "judge a run or a profile against budgets"
+    usage: str | None = (
+        "memgauge check [options] (PROFILE.json ... | script.py | -m module | -- command) [args ...]"
+    )
+    description = (
+        "Judge a run, or saved profiles, against budgets (--budget, --policy, "
+        "[tool.memgauge] in pyproject.toml or memgauge.toml) and baselines. Exit 0 within budget, "
+        "1 over budget, 2 the program failed."
+    )
+    # saved profiles stand where a program would: both are what follows the options
+    program: Program = "target"
+
+    def prepare_parser(self, parser: Parser) -> None:
+        p = parser
+        p.add_argument(
+            "--budget",
+            action="append",
+            default=[],
+            metavar="SPEC",
+            help="limits, e.g. 'rss=512MiB wall=60s fit.rss=300MiB' (units B KB KiB MB MiB GB GiB; "
+            "s ms min); repeatable; over the policy's limits",
+        )
+        p.add_argument("--policy", metavar="NAME", help="a named policy of the project's configuration")
+        p.add_argument(
+            "--enforce",
+            action="store_true",
+            help="stop the program as soon as a whole-run rss, wall or cpu limit is crossed (cgroup "
+            "limit where one can be made, else a watchdog); the profile is still written",
+        )
+        p.add_argument(
+            "--baseline", action="append", default=[], metavar="PROFILE.json", help="baseline profile(s)"
+        )
+        p.add_argument("--max-increase", metavar="PCT", help="allowed increase over the baseline, e.g. 10%%")
+        p.add_argument("--max-memory-increase", metavar="PCT", help="for memory only (over --max-increase)")
+        p.add_argument("--max-time-increase", metavar="PCT", help="for time only (over --max-increase)")
+        p.add_argument(
+            "--repeat", type=int, default=1, metavar="N", help="run N times and judge the medians (default 1)"
+        )
+        p.add_argument(
+            "--format",
+            choices=["text", "json", "bmf"],
+            default="text",
+            help="text (default), json (the verdict), bmf (Bencher Metric Format, for dashboards)",
+        )
+        p.add_argument("-o", "--output", metavar="PATH", help="write the --format output to PATH")
+        p.add_argument("--name", metavar="NAME", help="benchmark name in BMF output (default: the target)")
+        run_options(p)
+
+    def run(self, args: argparse.Namespace, program: list[str]) -> int:
+        from memgauge.gate import load_config, resolve_budget
+
+        rest = program
+        if not rest:
+            raise UsageError("give a program to run or profiles to judge (see 'memgauge check --help')")
+        if args.repeat < 1:
+            raise UsageError("--repeat must be at least 1")
+        config = load_config()
+        budget = resolve_budget(config, policy=args.policy, budget_specs=args.budget)
+        both = _fraction(args.max_increase, "--max-increase")
+        memory_tolerance = _fraction(args.max_memory_increase, "--max-memory-increase")
+        time_tolerance = _fraction(args.max_time_increase, "--max-time-increase")
+        memory_tolerance = memory_tolerance if memory_tolerance is not None else both
+        time_tolerance = time_tolerance if time_tolerance is not None else both
+        if args.baseline:
+            if memory_tolerance is None:
+                memory_tolerance = config.max_memory_increase
+            if time_tolerance is None:
+                time_tolerance = config.max_time_increase
+            if memory_tolerance is None and time_tolerance is None:
+                raise UsageError(
+                    "--baseline needs --max-increase (or --max-memory-increase / --max-time-increase)"
+                )
+        elif any(
+            v is not None for v in (args.max_increase, args.max_memory_increase, args.max_time_increase)
+        ):
+            raise UsageError("--max-increase needs --baseline")
+        if not budget and not args.baseline:
+            raise UsageError(
+                "nothing to check against: give --budget, --policy or --baseline, or a budget in "
+                "[tool.memgauge] (pyproject.toml) or memgauge.toml"
+            )
+        if args.output:
+            check_output(args.output, "verdict")
+        baselines = [load_profile(path) for path in args.baseline]
+
+        profile_mode = rest[0].lower().endswith(".json") and rest[0] not in ("-m", "--")
+        if profile_mode:
+            if args.enforce:
+                raise UsageError("--enforce needs a program to run, not saved profiles")
+            if args.repeat != 1:
+                raise UsageError("--repeat needs a program to run; give several profiles instead")
+            runs = [load_profile(path) for path in rest]
+            name = args.name or os.path.basename(rest[0]).removesuffix(".json")
+        else:
+            if args.format != "text" and not args.output:
+                raise UsageError(
+                    f"--format {args.format} with a program needs -o PATH (its stdout is its own)"
+                )
+            plan = RunPlan(args, rest, enforce=_hard_limits(budget) if args.enforce else None)
+            runs = []
+            for i in range(1, args.repeat + 1):
+                if args.repeat > 1:
+                    say(f"memgauge check: run {i} of {args.repeat}\n")
+                json_path = None if plan.json_path is None else _numbered(plan.json_path, i, args.repeat)
+                # one terminal report (of the last run) is enough
+                runs.append(plan.run(json_path, report=i == args.repeat))
+            name = args.name or plan.target.name
+
+        verdict = _verdict(runs, baselines, budget, memory_tolerance, time_tolerance)
+        _output(verdict, runs, name, args, stdout=profile_mode)
+        if not verdict.ok:
+            return OVER_BUDGET
+        return FAILED if verdict.program_failed else PASSED
+
+
+def _fraction(text: str | None, option: str) -> float | None:
+    from memgauge._units import parse_percent
+
+    if text is None:
+        return None
+    try:
+        return parse_percent(text)
+    except ValueError:
+        raise UsageError(f"{option} takes a percentage such as 10%, not {text!r}") from None
+
+
+def _hard_limits(budget: Budget) -> HardLimits:
+    from memgauge.runner import HardLimits
+
+    whole = {limit.metric: limit.value for limit in budget.limits if limit.phase is None}
+    if not any(m in whole for m in ("rss", "wall", "cpu")):
+        raise UsageError("--enforce needs a whole-run rss, wall or cpu limit (phase limits are judged after)")
+    rss = whole.get("rss")
+    return HardLimits(
+        memory_bytes=None if rss is None else int(rss),
+        wall_seconds=whole.get("wall"),
+        cpu_seconds=whole.get("cpu"),
+    )
+
+
+def _numbered(path: str, i: int, n: int) -> str:
+    if n == 1:
+        return path
+    stem, ext = os.path.splitext(path)
+    return f"{stem}-{i}{ext or '.json'}"
+
+
+def _verdict(
+    runs: list[Profile],
+    baselines: list[Profile],
+    budget: Budget,
+    memory_tolerance: float | None,
+    time_tolerance: float | None,
+) -> Verdict:
+    from memgauge.gate import Verdict, judge_baseline, judge_runs
+
+    parts: list[Verdict] = []
+    if budget:
+        parts.append(judge_runs(runs, budget))
+    if baselines:
+        parts.append(
+            judge_baseline(
+                runs, baselines, max_memory_increase=memory_tolerance, max_time_increase=time_tolerance
+            )
+        )
+    first = parts[0]
+    return Verdict(
+        results=tuple(r for part in parts for r in part.results),
+        program_failed=first.program_failed,
+        program_status=first.program_status,
+        runs=len(runs),
+        baselines=len(baselines),
+    )
+
+
+def _output(
+    verdict: Verdict, runs: list[Profile], name: str, args: argparse.Namespace, *, stdout: bool
+) -> None:
+    import json
+
+    from memgauge.gate import bencher_bmf, verdict_json, verdict_text
+
+    if args.format == "json":
+        text = json.dumps(verdict_json(verdict), indent=2, allow_nan=False) + "\n"
+    elif args.format == "bmf":
+        text = json.dumps(bencher_bmf({name: runs}), indent=2, allow_nan=False) + "\n"
+    else:
+        text = verdict_text(verdict, width=100)
+    if args.output:
+        write_output(args.output, text, "verdict")
+        say(f"verdict: {args.output}\n")
+        if args.format == "text":
+            return
+        text = verdict_text(verdict, width=100)
+    stream = sys.stdout if stdout else sys.stderr
+    if stream is not None:
+        try:
+            stream.write(text)
+            stream.flush()
+        except (OSError, ValueError):
+            pass

@@ -1,0 +1,30 @@
+"""``memgauge run``: run a program under measurement and report it; exit with the program's code."""
+
+from __future__ import annotations
+
+import argparse
+
+from memgauge.cli._common import Parser, Program, program_exit_code, run_options
+from memgauge.cli._run_plan import RunPlan
+
+
+class RunCommand:
+    name = "run"
+    summary = "run a program under measurement"
+    usage: str | None = "memgauge run [options] (script.py | -m module | -- command) [args ...]"
+    description = (
+        "Run a program in a child process and report the resident peak of its whole process "
+        "tree, its time, its phases and its processes. The report goes to stderr; the "
+        "program's stdin, stdout, stderr and exit code are its own."
+    )
+    program: Program = "target"
+
+    def prepare_parser(self, parser: Parser) -> None:
+        run_options(parser)
+        # how the sweep jobs and the sandbox run untrusted code: a plan only they write, so not an
+        # option for people, and kept out of --help
+        parser.add_argument("--sandbox", metavar="PLAN.json", help=argparse.SUPPRESS)
+
+    def run(self, args: argparse.Namespace, program: list[str]) -> int:
+        profile = RunPlan(args, program).run()
+        return program_exit_code(profile.exit.code, profile.exit.signal)

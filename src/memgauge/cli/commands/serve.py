@@ -1,0 +1,146 @@
+"""``memgauge serve``: the validation service (``memgauge[service]``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from memgauge._errors import UsageError
+from memgauge.cli._common import Parser, Program
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.service import Settings
+
+DEFAULT_PORT = 8000
+
+
+class ServeCommand:
+    name = "serve"
+    summary = "the validation service"
+    usage: str | None = None
+    description = (
+        "Serve the validation service: an HTTP API and web UI that accept Python "
+        "programs, run each sandboxed under memgauge and judge it against a policy. The first "
+        "start makes an admin token and writes it to DATA_DIR/admin-token."
+    )
+    program: Program = "none"
+
+    def prepare_parser(self, parser: Parser) -> None:
+        p = parser
+        p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+        p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+        p.add_argument(
+            "--db",
+            metavar="URL",
+            help="database URL: postgresql://user@host/db to share one between servers (default: "
+            "a SQLite file in the data directory)",
+        )
+        p.add_argument(
+            "--data-dir",
+            default="memgauge-data",
+            metavar="DIR",
+            help="the server's own files: the SQLite database, the first admin token (default "
+            "./memgauge-data, made mode 0700; hidden from every run)",
+        )
+        p.add_argument(
+            "--engine", choices=["local", "ray"], default="local", help="where runs go (default local)"
+        )
+        p.add_argument("--address", metavar="ADDR", help="the Ray cluster (--engine ray), e.g. auto")
+        p.add_argument(
+            "--workers",
+            type=int,
+            default=1,
+            metavar="N",
+            help="runs at once at most (default 1: exact times)",
+        )
+        p.add_argument("--max-upload", default="16MiB", metavar="SIZE", help="largest upload (default 16MiB)")
+        p.add_argument(
+            "--max-memory",
+            default="4GiB",
+            metavar="SIZE",
+            help="memory limit of every run; a policy's rss limit is enforced below it (default 4GiB)",
+        )
+        p.add_argument(
+            "--max-wall",
+            default="10min",
+            metavar="TIME",
+            help="wall-time limit of every run; a policy's wall limit is enforced below it (default 10min)",
+        )
+        p.add_argument(
+            "--max-processes", type=int, default=64, metavar="N", help="processes per run (default 64)"
+        )
+        p.add_argument("--max-output", default="1MiB", metavar="SIZE", help="a run's output (default 1MiB)")
+        p.add_argument(
+            "--admin-token",
+            metavar="TOKEN",
+            default=os.environ.get("MEMGAUGE_ADMIN_TOKEN"),
+            help="an admin token to accept (default $MEMGAUGE_ADMIN_TOKEN; none: one is made at the "
+            "first start)",
+        )
+        p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+
+    def run(self, args: argparse.Namespace, program: list[str]) -> int:
+        settings = settings_from(args)
+        try:
+            import uvicorn
+
+            from memgauge.service import create_app
+        except ImportError as e:
+            raise UsageError(f"memgauge serve needs memgauge[service] ({e.name} is missing)") from None
+        from memgauge.service import database_url, open_database, prepare_data_dir
+
+        # a database that cannot be opened fails here, with a message and exit 64, not in uvicorn
+        prepare_data_dir(settings)
+        open_database(database_url(settings.db_url, settings.data_dir)).close()
+        app = create_app(settings)
+        print(
+            f"memgauge serve: http://{args.host}:{args.port}/ (engine {settings.engine}, "
+            f"{settings.workers} worker{'s' if settings.workers != 1 else ''}, data in {settings.data_dir})",
+            file=sys.stderr,
+            flush=True,
+        )
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        return 0
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    from memgauge._units import parse_bytes, parse_seconds
+    from memgauge.service import Settings
+
+    def size(option: str, text: str) -> int:
+        try:
+            return parse_bytes(text)
+        except ValueError:
+            raise UsageError(f"{option} takes a size such as 512MiB, not {text!r}") from None
+
+    try:
+        wall = parse_seconds(args.max_wall)
+    except ValueError:
+        raise UsageError(f"--max-wall takes a time such as 30s or 10min, not {args.max_wall!r}") from None
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    if args.max_processes < 1:
+        raise UsageError("--max-processes must be at least 1")
+    if not 0 < args.port < 65536:
+        raise UsageError(f"--port must be 1-65535, not {args.port}")
+    if args.address is not None and args.engine != "ray":
+        raise UsageError("--address is for --engine ray")
+    if args.admin_token is not None and (
+        not args.admin_token.startswith("mg_") or len(args.admin_token) < 20
+    ):
+        raise UsageError("--admin-token: a token starts with mg_ and has at least 20 characters")
+    return Settings(
+        data_dir=args.data_dir,
+        db_url=args.db,
+        engine=args.engine,
+        address=args.address,
+        workers=args.workers,
+        max_upload_bytes=size("--max-upload", args.max_upload),
+        max_memory_bytes=size("--max-memory", args.max_memory),
+        max_wall_seconds=wall,
+        max_processes=args.max_processes,
+        max_output_bytes=size("--max-output", args.max_output),
+        admin_token=args.admin_token,
+    )

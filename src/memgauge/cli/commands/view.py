@@ -1,0 +1,45 @@
+"""``memgauge view``: report a saved profile in the terminal, as markdown or JSON, or as HTML."""
+
+from __future__ import annotations
+
+import argparse
+
+from memgauge._files import write_output
+from memgauge.cli._common import Parser, Program, emit, load_profile, report_options, report_target, say
+
+
+class ViewCommand:
+    name = "view"
+    summary = "report a saved profile"
+    usage: str | None = "memgauge view [options] PROFILE.json"
+    description = (
+        "Report a profile written by 'memgauge run': in the terminal, as markdown or JSON, "
+        "or as an HTML file."
+    )
+    program: Program = "none"
+
+    def prepare_parser(self, parser: Parser) -> None:
+        parser.add_argument("profile", metavar="PROFILE.json")
+        report_options(parser, ["terminal", "md", "json"])
+        parser.add_argument("--lines", type=int, default=8, metavar="N", help="lines per table (default 8)")
+
+    def run(self, args: argparse.Namespace, program: list[str]) -> int:
+        fmt, width, color = report_target(args, [args.profile])
+        profile = load_profile(args.profile)
+        from memgauge import render
+
+        if args.html:
+            write_output(args.html, render.HtmlRenderer().render(profile), "HTML report")
+            say(f"report: {args.html}\n")
+        if fmt is None:
+            return 0
+        renderer: render.Renderer
+        if fmt == "md":
+            renderer = render.MarkdownRenderer(max_lines=args.lines)
+        elif fmt == "json":
+            renderer = render.JsonRenderer()
+        else:
+            renderer = render.TerminalRenderer(width=width, color=color, max_lines=args.lines)
+        text = renderer.render(profile)
+        emit(text if text.endswith("\n") else text + "\n", args.output)
+        return 0
