@@ -166,3 +166,21 @@ def test_every_command_is_listed_once_in_the_top_level_help(capsys: pytest.Captu
     out = " ".join(capsys.readouterr().out.split())
     for command in COMMANDS:
         assert f"{command.name}: {command.summary}" in out
+
+
+def test_submit_timeout_is_the_old_spelling_of_max_wait(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --timeout bounds a run in sweep; in submit it only ever bounded the wait, now --max-wait
+    job = tmp_path / "job.py"
+    job.write_text("print(1)\n")
+    # nothing listens on port 9 of loopback: the request fails after the options were read
+    base = ["submit", "--server", "http://127.0.0.1:9", "--token", "mg_x", "--policy", "p"]
+    assert main([*base, "--timeout", "5", str(job)]) == 69
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "memgauge: warning: submit --timeout SECONDS is deprecated: use --max-wait SECONDS"
+    assert main([*base, "--max-wait", "5", str(job)]) == 69
+    assert "deprecated" not in capsys.readouterr().err
+    assert main([*base, "--max-wait", "5", "--timeout", "5", str(job)]) == 64
+    assert "give --max-wait only" in capsys.readouterr().err
+    assert main([*base, "--max-wait", "0", str(job)]) == 64

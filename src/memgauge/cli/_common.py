@@ -297,6 +297,19 @@ def say(text: str) -> None:
         pass
 
 
+def renamed_option(args: argparse.Namespace, command: str, old: str, new: str, metavar: str) -> None:
+    """An option read under its old spelling: its value moves to the new one's destination, with one
+    line of warning. The old option's destination is the new one's prefixed with ``old_``."""
+    dest = new.lstrip("-").replace("-", "_")
+    value = getattr(args, "old_" + dest)
+    if value is None:
+        return
+    if getattr(args, dest) is not None:
+        raise UsageError(f"give {new} only ({old} is its old spelling)")
+    say(f"memgauge: warning: {command} {old} {metavar} is deprecated: use {new} {metavar}\n")
+    setattr(args, dest, value)
+
+
 def emit(text: str, output: str | None) -> None:
     """The report to ``output`` (atomically) or to stdout."""
     if output:

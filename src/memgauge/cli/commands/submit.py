@@ -22,7 +22,7 @@ from memgauge._errors import (
     UsageError,
 )
 from memgauge._files import check_output, write_output
-from memgauge.cli._common import FAILED, OVER_BUDGET, PASSED, Parser, Program, say
+from memgauge.cli._common import FAILED, OVER_BUDGET, PASSED, Parser, Program, renamed_option, say
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 _FINISHED = ("done", "failed", "cancelled")
@@ -62,19 +62,22 @@ class SubmitCommand:
         )
         p.add_argument("--no-wait", action="store_true", help="print the submission's id and exit 0")
         p.add_argument(
-            "--timeout",
+            "--max-wait",
             type=float,
             metavar="SECONDS",
             help="stop waiting after this (exit 2; the run goes on)",
         )
+        # its old spelling: --timeout bounds the run itself in sweep, not the wait
+        p.add_argument("--timeout", type=float, dest="old_max_wait", help=argparse.SUPPRESS)
         p.add_argument("--json", metavar="PATH", help="write the submission's final record (JSON) here")
         p.add_argument("--html", metavar="PATH", help="write the run's HTML report here")
 
     def run(self, args: argparse.Namespace, program: list[str]) -> int:
         if not args.token:
             raise PermissionDeniedError("give a token: --token mg_... or MEMGAUGE_TOKEN")
-        if args.timeout is not None and args.timeout <= 0:
-            raise UsageError("--timeout must be positive")
+        renamed_option(args, "submit", "--timeout", "--max-wait", "SECONDS")
+        if args.max_wait is not None and args.max_wait <= 0:
+            raise UsageError("--max-wait must be positive")
         try:
             with open(args.upload, "rb") as f:
                 data = f.read()
@@ -105,9 +108,9 @@ class SubmitCommand:
             if args.no_wait:
                 print(sub["id"])
                 return PASSED
-            sub = _wait(client, sub, args.timeout)
+            sub = _wait(client, sub, args.max_wait)
             if sub["status"] not in _FINISHED:
-                say(f"memgauge submit: stopped waiting after {args.timeout:g} s; the run goes on\n")
+                say(f"memgauge submit: stopped waiting after {args.max_wait:g} s; the run goes on\n")
                 return FAILED
             _outputs(client, sub, args)
             _print_result(client, sub)

@@ -21,7 +21,7 @@ import os
 
 from memgauge._errors import UsageError
 from memgauge._files import check_output
-from memgauge.cli._common import Parser, Program, color_options, default_profile_path, say
+from memgauge.cli._common import Parser, Program, color_options, default_profile_path, renamed_option, say
 from memgauge.cli.commands._sweep_run import (
     Progress,
     check_outputs,
@@ -102,7 +102,7 @@ class SweepCommand:
         )
         # its old spelling: --workers means "runs at once" in serve, so sweep's is renamed; still
         # read, with a warning, and kept out of --help
-        p.add_argument("--workers", dest="old_workers", metavar="NAME", help=argparse.SUPPRESS)
+        p.add_argument("--workers", dest="old_worker_param", metavar="NAME", help=argparse.SUPPRESS)
         p.add_argument(
             "--metric",
             metavar="NAME",
@@ -150,7 +150,7 @@ class SweepCommand:
         color_options(p)
 
     def run(self, args: argparse.Namespace, program: list[str]) -> int:
-        _old_workers(args)
+        renamed_option(args, "sweep", "--workers", "--worker-param", "NAME")
         if args.load:
             if args.script or args.module or args.param or program or args.arg:
                 raise UsageError("--load analyses a saved record: give no program and no --param")
@@ -194,16 +194,6 @@ class SweepCommand:
         finally:
             engine.close()
         return report(args, result, limits, record_path=record_path, predict_at=predict_at)
-
-
-def _old_workers(args: argparse.Namespace) -> None:
-    """``--workers NAME`` read as ``--worker-param NAME``, with one line of warning."""
-    if args.old_workers is None:
-        return
-    if args.worker_param is not None:
-        raise UsageError("give --worker-param only (--workers is its old spelling)")
-    say("memgauge: warning: sweep --workers NAME is deprecated: use --worker-param NAME\n")
-    args.worker_param = args.old_workers
 
 
 def _plan(args: argparse.Namespace, program_args: list[str]) -> SweepPlan:
