@@ -2,7 +2,7 @@
 
 Usage::
 
-    python3 bench/gpu_probe.py > gpu_probe.json          # everything, ~3-5 minutes on an H100
+    python3 bench/gpu_probe.py > gpu_probe.json          # everything, ~3.5 minutes on an H100
     python3 bench/gpu_probe.py --only context_lazy,allocator
     python3 bench/gpu_probe.py --list
 
@@ -392,7 +392,10 @@ def child_context(rec: _Recorder) -> None:
     with rec.step("init"):
         t0 = time.perf_counter()
         torch.cuda.init()
-        x = torch.zeros(1, device="cuda")
+        _sync(torch)  # creates the primary context; no kernel launched, nothing allocated
+        rec["init_no_kernel_s"] = time.perf_counter() - t0
+        _context_point(rec, nv, torch, "after_init_no_kernel", base)
+        x = torch.zeros(1, device="cuda")  # the first kernel launch
         _sync(torch)
         rec["init_plus_tiny_tensor_s"] = time.perf_counter() - t0
         rec["CUDA_MODULE_LOADING_env_after_init"] = os.environ.get("CUDA_MODULE_LOADING")
@@ -456,6 +459,13 @@ def child_context(rec: _Recorder) -> None:
         torch.cuda.empty_cache()
         _sync(torch)
         _context_point(rec, nv, torch, "after_del_all_and_empty_cache", base)
+        rec["segments_left_after_empty_cache"] = _segments(torch)
+    with rec.step("clear_cublas_workspaces"):
+        # what stays allocated after empty_cache: cuBLAS workspaces are held by torch per handle/stream
+        torch._C._cuda_clearCublasWorkspaces()
+        torch.cuda.empty_cache()
+        _sync(torch)
+        _context_point(rec, nv, torch, "after_clear_cublas_workspaces_and_empty_cache", base)
 
 
 def child_host(rec: _Recorder) -> None:
@@ -695,6 +705,18 @@ def child_fraction(rec: _Recorder) -> None:
         rec.save()
         attempt("alloc_1GiB_more_while_holding_1.4GiB", GiB)
         del b
+    torch.cuda.empty_cache()
+
+    with rec.step("hold_near_cap"):
+        # does the cap bound torch's reserved bytes alone, or the process as NVML sees it (context too)?
+        t = torch.empty(int(1.8 * GiB), dtype=torch.uint8, device="cuda")
+        t.fill_(1)
+        _sync(torch)
+        rec["hold_1.8GiB_under_2GiB_cap"] = {
+            "torch": _torch_mem(torch),
+            "nvml_process_used": nv.snap()["own_process_used"],
+        }
+        del t
     torch.cuda.empty_cache()
 
     with rec.step("device_oom"):
@@ -968,13 +990,14 @@ def child_utilization(rec: _Recorder) -> None:
     rec["summary"] = summary
 
 
-def _history_child(rec: _Recorder, max_entries: int, stacks: str) -> None:
-    """_record_memory_history + _snapshot on 10 steps of a 3-Linear training loop: sizes, keys, timing."""
+def _history_child(rec: _Recorder, max_entries: int, stacks: str, steps: int = 10) -> None:
+    """_record_memory_history + _snapshot on a 3-Linear training loop: sizes, keys, timing."""
     import inspect
 
     torch = _import_torch_cuda()
     rec["max_entries"] = max_entries
     rec["stacks"] = stacks
+    rec["steps"] = steps
     with rec.step("signature"):
         rec["signature"] = str(inspect.signature(torch.cuda.memory._record_memory_history))
     with rec.step("record"):
@@ -988,7 +1011,7 @@ def _history_child(rec: _Recorder, max_entries: int, stacks: str) -> None:
         ).cuda()
         opt = torch.optim.Adam(model.parameters())
         t0 = time.perf_counter()
-        for _ in range(10):
+        for _ in range(steps):
             x = torch.randn(256, 1024, device="cuda")
             y = torch.randint(0, 10, (256,), device="cuda")
             loss = torch.nn.functional.cross_entropy(model(x), y)
@@ -1045,23 +1068,38 @@ def _history_child(rec: _Recorder, max_entries: int, stacks: str) -> None:
 
 
 def child_history_py_1k(rec: _Recorder) -> None:
-    """Memory history with max_entries=1000, stacks='python': snapshot size, keys, timing."""
+    """Memory history with max_entries=1000, stacks='python', 10 steps: snapshot size, keys, timing."""
     _history_child(rec, 1000, "python")
 
 
 def child_history_py_100k(rec: _Recorder) -> None:
-    """Memory history with max_entries=100000, stacks='python': snapshot size, keys, timing."""
+    """Memory history with max_entries=100000, stacks='python', 10 steps: snapshot size, keys, timing."""
     _history_child(rec, 100_000, "python")
 
 
 def child_history_all_1k(rec: _Recorder) -> None:
-    """Memory history with max_entries=1000, stacks='all': snapshot size, keys, timing."""
+    """Memory history with max_entries=1000, stacks='all', 10 steps: snapshot size, keys, timing."""
     _history_child(rec, 1000, "all")
 
 
 def child_history_all_100k(rec: _Recorder) -> None:
-    """Memory history with max_entries=100000, stacks='all': snapshot size, keys, timing."""
+    """Memory history with max_entries=100000, stacks='all', 10 steps: snapshot size, keys, timing."""
     _history_child(rec, 100_000, "all")
+
+
+def child_history_py_1k_300(rec: _Recorder) -> None:
+    """Memory history, max_entries=1000, stacks='python', 300 steps (the ring buffer overflows)."""
+    _history_child(rec, 1000, "python", steps=300)
+
+
+def child_history_py_100k_300(rec: _Recorder) -> None:
+    """Memory history, max_entries=100000, stacks='python', 300 steps."""
+    _history_child(rec, 100_000, "python", steps=300)
+
+
+def child_history_all_100k_300(rec: _Recorder) -> None:
+    """Memory history, max_entries=100000, stacks='all', 300 steps."""
+    _history_child(rec, 100_000, "all", steps=300)
 
 
 # name -> (function, environment overrides (None removes the variable), time-out in seconds)
@@ -1087,6 +1125,9 @@ CHILDREN: dict[str, tuple[Callable[[_Recorder], None], dict[str, str | None], fl
     "history_python_100k": (child_history_py_100k, _CLEAN, 60),
     "history_all_1k": (child_history_all_1k, _CLEAN, 90),
     "history_all_100k": (child_history_all_100k, _CLEAN, 90),
+    "history_python_1k_300steps": (child_history_py_1k_300, _CLEAN, 60),
+    "history_python_100k_300steps": (child_history_py_100k_300, _CLEAN, 60),
+    "history_all_100k_300steps": (child_history_all_100k_300, _CLEAN, 120),
 }
 
 
@@ -1115,7 +1156,7 @@ def main() -> None:
     ap.add_argument("--child", nargs=2, metavar=("NAME", "OUT"), help=argparse.SUPPRESS)
     ap.add_argument("--only", help="comma-separated measurement names (see --list)")
     ap.add_argument("--list", action="store_true", help="list the measurements and exit")
-    ap.add_argument("--budget-s", type=float, default=420.0, help="stop starting children after this")
+    ap.add_argument("--budget-s", type=float, default=480.0, help="stop starting children after this")
     args = ap.parse_args()
     if args.child:
         _run_child(*args.child)
