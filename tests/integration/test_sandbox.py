@@ -1,4 +1,4 @@
-"""Sandboxed jobs (``runner._sandbox`` through ``execute_job``) with real child processes: a run
+"""Sandboxed jobs (``memgauge.isolation`` through ``execute_job``) with real child processes: a run
 within its limits is measured as any other (peak, line attribution), a run past a limit is stopped
 and says which, and a run cannot reach the network, the server's files and environment, or another
 run. Pieces a host cannot provide are recorded as not applied; the tests that need a piece skip,
@@ -26,15 +26,16 @@ from typing import Any
 
 import pytest
 
-from memgauge.isolation import _sandbox
-from memgauge.isolation._sandbox import PIECES, Sandbox, Upload, uid_lock_path
+from memgauge.isolation import PIECES, Sandbox, Upload
+from memgauge.isolation._mounts import _closed_ancestor
+from memgauge.isolation._probes import PROBES, unshare_problem
+from memgauge.isolation._sandbox import RUN_PREFIX
+from memgauge.isolation._uids import UID_FIRST, UID_LAST, pids_of_uid, uid_lock_path
 from memgauge.sweep import Job, JobResult, execute_job
 from tests.conftest import MIB, PROGRAMS, marker
 
 ROOT = sys.platform == "linux" and os.geteuid() == 0
-NAMESPACE_PROBLEM = (
-    _sandbox._unshare_problem(("--net", "--mount")) if sys.platform == "linux" else "not Linux"
-)
+NAMESPACE_PROBLEM = unshare_problem(("--net", "--mount")) if sys.platform == "linux" else "not Linux"
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")
 needs_root = pytest.mark.skipif(not ROOT, reason="the uid switch, the mounts and the cgroups need root")
@@ -74,7 +75,7 @@ def uid_lock_is_free(uid: int) -> bool:
 
 
 def processes_of(uid: int) -> list[int]:
-    return _sandbox._pids_of_uid(uid)
+    return pids_of_uid(uid)
 
 
 def assert_names_every_piece(record: dict[str, Any] | None) -> None:
@@ -146,9 +147,14 @@ def test_record_names_every_piece(probe: Any) -> None:
     result, _, _ = probe
     assert_names_every_piece(result.sandbox)
     assert result.profile["environment"]["sandbox"]["applied"].keys() <= set(PIECES)
-    if ROOT and not NAMESPACE_PROBLEM:
-        assert result.sandbox["not_applied"] == {}, result.sandbox["not_applied"]
-        assert "pids.max" in result.sandbox["applied"]["processes"]
+
+
+@needs_root
+@needs_namespaces
+def test_with_root_and_namespaces_every_piece_is_applied(probe: Any) -> None:
+    result, _, _ = probe
+    assert result.sandbox["not_applied"] == {}, result.sandbox["not_applied"]
+    assert "pids.max" in result.sandbox["applied"]["processes"]
 
 
 def test_environment_is_scrubbed(probe: Any) -> None:
@@ -175,7 +181,7 @@ def test_program_runs_as_its_own_uid_and_lets_it_go(probe: Any) -> None:
     result, report, _ = probe
     uid = report["uid"]
     assert "user" in result.sandbox["applied"]
-    assert uid != 0 and _sandbox.UID_FIRST <= uid <= _sandbox.UID_LAST
+    assert uid != 0 and UID_FIRST <= uid <= UID_LAST
     assert report["gid"] == uid and report["groups"] == []
     assert uid_lock_is_free(uid)
     assert processes_of(uid) == []
@@ -203,7 +209,7 @@ def test_files_outside_the_run_cannot_be_read(probe: Any) -> None:
         assert report["reads"][path].startswith(("FileNotFoundError", "PermissionError")), name
     assert "hidden" in files and "root_only" in files
     # a private /tmp: only this run's own directory is there
-    assert [t for t in report["tmp"] if t.startswith(_sandbox.RUN_PREFIX)] == [
+    assert [t for t in report["tmp"] if t.startswith(RUN_PREFIX)] == [
         os.path.basename(os.path.dirname(report["cwd"]))
     ]
     assert report["visible_pids"] < 10  # /proc shows it only its own processes
@@ -331,7 +337,7 @@ def test_a_run_cannot_read_another_runs_workdir() -> None:
 @needs_root
 def test_without_namespaces_the_run_goes_ahead_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     for flags in (("--net", "--mount"), ("--net",), ("--mount",)):
-        monkeypatch.setitem(_sandbox._probes, flags, "disabled by the test")
+        monkeypatch.setitem(PROBES, flags, "disabled by the test")
     monkeypatch.setenv(SECRET, "hunter2")
     result = run("probe")
     assert result.error is None, result.output_tail
@@ -340,7 +346,7 @@ def test_without_namespaces_the_run_goes_ahead_and_says_so(monkeypatch: pytest.M
     assert not_applied["network"] == not_applied["filesystem"] == "disabled by the test"
     report = last_json(result)
     assert SECRET not in report["env"]
-    interpreter_closed = _sandbox._closed_ancestor(os.path.realpath(sys.executable)) is not None
+    interpreter_closed = _closed_ancestor(os.path.realpath(sys.executable)) is not None
     if interpreter_closed:
         # the trap: an unprivileged uid cannot even reach the interpreter, so the program runs as
         # root, and the record says why
@@ -356,7 +362,7 @@ def test_refused_upload_is_a_failed_result() -> None:
     assert result.profile is None
     assert result.error is not None and "not an accepted upload" in result.error
     assert_names_every_piece(result.sandbox)
-    assert glob.glob(os.path.join(tempfile.gettempdir(), f"{_sandbox.RUN_PREFIX}{os.getpid()}-*")) == []
+    assert glob.glob(os.path.join(tempfile.gettempdir(), f"{RUN_PREFIX}{os.getpid()}-*")) == []
 
 
 def test_archive_upload_runs_with_its_package() -> None:

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from memgauge.isolation import _sandbox
-from memgauge.isolation._sandbox import Sandbox, Upload
+from memgauge.isolation import MAX_PROFILE_BYTES, Sandbox, Upload
+from memgauge.isolation._probes import unshare_problem
 from memgauge.sweep import Job, JobResult, execute_job
 from tests.conftest import MIB
 from tests.service_server import Server, admin_token, postgres_database
@@ -28,9 +28,7 @@ from tests.service_server import Server, admin_token, postgres_database
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")
 
 ROOT = sys.platform == "linux" and os.geteuid() == 0
-NAMESPACE_PROBLEM = (
-    _sandbox._unshare_problem(("--net", "--mount")) if sys.platform == "linux" else "not Linux"
-)
+NAMESPACE_PROBLEM = unshare_problem(("--net", "--mount")) if sys.platform == "linux" else "not Linux"
 needs_sandbox = pytest.mark.skipif(
     not ROOT or bool(NAMESPACE_PROBLEM), reason=f"needs root and namespaces ({NAMESPACE_PROBLEM})"
 )
@@ -120,7 +118,7 @@ for n in range(3):
 """
     result = sandboxed(code)
     size = len(json.dumps(result.profile)) if result.profile is not None else 0
-    assert size <= _sandbox.MAX_PROFILE_BYTES, f"a profile of {size >> 20} MiB"
+    assert size <= MAX_PROFILE_BYTES, f"a profile of {size >> 20} MiB"
     assert result.error is None or "profile" in result.error or "measurement" in result.error, result.error
     assert result.sandbox is not None and "filesystem" in result.sandbox["hit"], result.sandbox
 

@@ -1,5 +1,5 @@
-"""Upload validation and extraction (memgauge.isolation._upload): hostile archives are refused with
-nothing left behind, good ones unpack identically whatever their format."""
+"""Upload validation and extraction (``memgauge.isolation``, its ``_upload`` modules): hostile
+archives are refused with nothing left behind, good ones unpack identically whatever their format."""
 
 from __future__ import annotations
 
@@ -19,16 +19,9 @@ from pathlib import Path
 import pytest
 
 from memgauge._errors import OutputError, UsageError
-from memgauge.isolation._upload import (
-    UploadError,
-    UploadInfo,
-    UploadLimits,
-    extract_upload,
-    inspect_upload,
-    resolve_entry,
-    safe_py_name,
-    upload_kind,
-)
+from memgauge.isolation import UploadError, UploadLimits, inspect_upload, resolve_entry, safe_py_name
+from memgauge.isolation._upload import extract_upload
+from memgauge.isolation._upload_rules import UploadInfo, upload_kind
 
 MIB = 2**20
 

@@ -1,5 +1,7 @@
 """The runner: measures a program in a child process (``run_program``), or a block of the current
-process (``profile``), driving capture and the watcher and assembling the ``Profile``.
+process (``profile``), driving capture, the watcher and isolation and assembling the ``Profile``.
+``HardLimits`` (defined by isolation, whose sandbox tightens them) is offered here too, as the
+limits ``RunOptions.enforce`` takes.
 
 Lazy, so ``memgauge run`` starts the program before it loads what it needs only afterwards.
 """
@@ -10,12 +12,13 @@ from memgauge._lazy import attach
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from memgauge.isolation import HardLimits
     from memgauge.runner._inprocess import profile
-    from memgauge.runner._runner import HardLimits, RunOptions, run_program
+    from memgauge.runner._runner import RunOptions, run_program
     from memgauge.runner._target import Target, parse_target
 
 _NAMES = {
-    "HardLimits": "_runner",
+    "HardLimits": "_runner",  # isolation's, as _runner imports it
     "parse_target": "_target",
     "profile": "_inprocess",
     "run_program": "_runner",

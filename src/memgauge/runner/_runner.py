@@ -9,26 +9,22 @@ between samples, so there is no signal-handler race and no sampler thread.
 memgauge is made a child subreaper while the program runs, so orphaned grandchildren stay in the tree
 it watches (and are reaped by it). Used as a library, ``run_program`` therefore assumes the calling
 process starts no other children while it runs.
+
+What stands between the program and the host, nothing or a sandbox, is an ``Isolation``
+(``memgauge.isolation``), which ``run_program`` drives through the run without knowing which.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
-import subprocess
 import time
 from typing import TYPE_CHECKING, Any
 
-from memgauge._errors import (
-    CommandNotExecutableError,
-    CommandNotFoundError,
-    InternalError,
-    LimitError,
-    OutputError,
-)
-from memgauge.capture import AUTOSTART_DIR, ENV_ALLOC, ENV_EVENTS_DIR, ENV_LINES, orphaned_entries
+from memgauge._errors import CommandNotExecutableError, CommandNotFoundError, LimitError
+from memgauge.capture import AUTOSTART_DIR, ENV_ALLOC, ENV_EVENTS_DIR, ENV_LINES
+from memgauge.isolation import HardLimits, NoIsolation
 from memgauge.runner._state import Reaped, RunState
 from memgauge.runner._target import Target
 from memgauge.watcher import MemoryGroup, TimelineBuilder, TreeWatcher, create_memory_group
@@ -36,7 +32,7 @@ from memgauge.watcher import MemoryGroup, TimelineBuilder, TreeWatcher, create_m
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from memgauge.isolation import SandboxRun, SandboxSetup
+    from memgauge.isolation import Isolation, SandboxRun
     from memgauge.model import Profile
 
 # Only what starting the program needs is imported above: the modules that sample, assemble and
@@ -55,49 +51,14 @@ _WAITED = {signal.SIGCHLD, *_FORWARDED}
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-class HardLimits:
-    """Limits a run is stopped at as soon as one is crossed (``memgauge check --enforce``).
-
-    ``memory_bytes``: the cgroup's limit where one can be made (the kernel stops the program at
-    that byte), and a watchdog on every sample besides (the only guard without a cgroup: a spike
-    shorter than a sample can pass it). ``wall_seconds`` and ``cpu_seconds`` (the tree's): the
-    watchdog. Enforcing caps the sampling interval at ``WATCHDOG_INTERVAL``.
-    """
-
-    WATCHDOG_INTERVAL = 0.02
-
-    def __init__(
-        self,
-        *,
-        memory_bytes: int | None = None,
-        wall_seconds: float | None = None,
-        cpu_seconds: float | None = None,
-    ) -> None:
-        self.memory_bytes = memory_bytes
-        self.wall_seconds = wall_seconds
-        self.cpu_seconds = cpu_seconds
-
-    def crossed(self, resident: int, elapsed: float, cpu: float) -> str | None:
-        """Why the run must stop now, or None."""
-        from memgauge._units import format_bytes, format_seconds
-
-        if self.memory_bytes is not None and resident > self.memory_bytes:
-            return f"rss {format_bytes(resident)} crossed the limit {format_bytes(self.memory_bytes)}"
-        if self.wall_seconds is not None and elapsed > self.wall_seconds:
-            return f"wall time crossed the limit {format_seconds(self.wall_seconds)}"
-        if self.cpu_seconds is not None and cpu > self.cpu_seconds:
-            return f"CPU time {format_seconds(cpu)} crossed the limit {format_seconds(self.cpu_seconds)}"
-        return None
-
-
 class RunOptions:
     """How to run: ``interval`` first sampling interval (s); ``cgroup`` auto | v2 | v1 | off;
     ``memory_limit_bytes`` enforced through the cgroup (LimitError when none can be made);
     ``lines`` on | lib | off: line sampling in the program's Python processes, ``lib`` keeping
     library frames instead of folding them into the user's; ``alloc``: allocation tracking (memray);
     ``enforce``: hard limits the program is stopped at; ``sandbox``: run the program sandboxed
-    (``runner._sandbox``: namespaces, mounts, an unprivileged uid, process and output limits, a
-    scrubbed environment), as ``sweep._job.execute_job`` plans it.
+    (``memgauge.isolation``: namespaces, mounts, an unprivileged uid, process and output limits, a
+    scrubbed environment, which ``env`` and ``cwd`` give way to), as ``sweep.execute_job`` plans it.
     """
 
     def __init__(
@@ -126,6 +87,15 @@ class RunOptions:
         self.clock = clock
         self.enforce = enforce
         self.sandbox = sandbox
+
+    def isolation(self) -> Isolation:
+        """What stands between the program and the host: the sandbox the plan describes, else
+        nothing (the program runs in ``env`` and ``cwd``, or memgauge's own)."""
+        if self.sandbox is None:
+            return NoIsolation(self.env, self.cwd)
+        from memgauge.isolation import SandboxIsolation
+
+        return SandboxIsolation(self.sandbox)
 
 
 def _record_enforcement(profile: Profile, limits: HardLimits, state: RunState, by_group: bool) -> None:
@@ -162,22 +132,6 @@ def _global_oom_kills() -> int:
     except OSError:
         pass
     return 0
-
-
-_EVENTS_PREFIX = "memgauge-events-"
-
-
-def _make_events_dir() -> str:
-    # absolute: the program may change its working directory before it writes an event
-    base = os.path.abspath(os.environ.get("TMPDIR") or "/tmp")
-    for stale in orphaned_entries(base, _EVENTS_PREFIX):
-        shutil.rmtree(stale, ignore_errors=True)
-    path = os.path.join(base, f"{_EVENTS_PREFIX}{os.getpid()}-{time.monotonic_ns()}")
-    try:
-        os.mkdir(path, 0o700)
-    except OSError as e:
-        raise OutputError(f"cannot create a working directory in {base}: {e.strerror}") from e
-    return path
 
 
 def _instrument(env: dict[str, str], options: RunOptions) -> None:
@@ -238,18 +192,11 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
     clock = options.clock
     group: MemoryGroup | None = None
     group_reason = "disabled with --cgroup off"
-    events_dir: str | None = None
-    setup: SandboxSetup | None = None
+    isolation = options.isolation()
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _WAITED)
     try:
-        limits = options.enforce
-        if options.sandbox is not None:
-            from memgauge.isolation import SandboxSetup
-
-            # first: the mounts decide what the rest (cgroups, the events directory) sees
-            setup = SandboxSetup(options.sandbox)
-            setup.enter()
-            limits = setup.hard_limits(limits)
+        # first: a sandbox's mounts decide what the rest (cgroups, the events directory) sees
+        limits = isolation.enter(options.enforce)
         if options.cgroup != "off":
             group, group_reason = create_memory_group(options.cgroup)
         if options.memory_limit_bytes is not None:
@@ -266,49 +213,28 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
                 enforced_by_group = True
             except OSError:
                 pass  # the watchdog alone guards the limit; the profile says which did
-        if setup is not None:
-            setup.note_memory(group, group_reason, enforced_by_group)
-            events_dir = setup.make_events_dir()
-            # the sandbox's scrubbed environment, never memgauge's own
-            env = setup.program_env()
-        else:
-            events_dir = _make_events_dir()
-            env = dict(os.environ if options.env is None else options.env)
+        events_dir, env = isolation.prepare(group, group_reason, enforced_by_group)
         env[ENV_EVENTS_DIR] = events_dir
         _instrument(env, options)
         oom_before = _global_oom_kills()
         procs_file = group.procs_file if group is not None else None
-        cwd = options.cwd
-        if setup is not None:
-            setup.note_environment(env)
-            setup.write_record()
-            cwd = setup.plan.workdir
-        sandbox_preexec = setup.preexec if setup is not None else None
 
         def preexec() -> None:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             if procs_file is not None:
                 with open(procs_file, "w") as f:
                     f.write(str(os.getpid()))
-            if sandbox_preexec is not None:
-                sandbox_preexec()  # last: it gives up root
 
         started_at = time.time()
         t0 = clock()
         try:
-            # preexec_fn is safe here: memgauge has started no thread yet
-            argv = target.argv()
-            child = subprocess.Popen(argv, env=env, cwd=cwd, preexec_fn=preexec)  # noqa: PLW1509
+            child = isolation.spawn(target.argv(), env, preexec)
         except FileNotFoundError as e:
             raise CommandNotFoundError(f"command not found: {target.value}") from e
         except PermissionError as e:
             raise CommandNotExecutableError(f"cannot execute {target.value}: {e.strerror}") from e
         except OSError as e:
             raise CommandNotExecutableError(f"cannot execute {target.value}: {e.strerror or e}") from e
-        except subprocess.SubprocessError as e:  # raised by preexec: joining a cgroup failed
-            if setup is not None:
-                raise InternalError(f"cannot start the program in its sandbox ({e})") from e
-            raise InternalError(f"cannot start the program in its cgroup ({e}); try --cgroup off") from e
         _set_subreaper(True)
         max_interval = HardLimits.WATCHDOG_INTERVAL if limits is not None else 5.0
         builder = TimelineBuilder(
@@ -326,8 +252,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
                 watcher.sample()
                 if limits is not None and state.stopped_by is None:
                     reason = limits.crossed(watcher.last_resident, clock() - t0, watcher.last_cpu)
-                    if reason is None and setup is not None:
-                        reason = setup.crossed()
+                    reason = reason or isolation.crossed()
                     if reason is not None:
                         state.stopped_by = reason + " (watchdog)"
                         watcher.kill_all()
@@ -356,23 +281,19 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         wall = state.reaped[child.pid].at
         child.returncode = os.waitstatus_to_exitcode(state.reaped[child.pid].status)
         watcher.sample()
-        if setup is not None:
-            # before anything the program wrote is read: nothing of it may run on
-            setup.kill_leftovers(group, lambda: _reap(state, clock() - t0))
-            setup.sanitize_events(events_dir)
+        isolation.program_ended(lambda: _reap(state, clock() - t0))
         watcher.close()
         # signals that arrived as the child ended (a second Ctrl-C) must not hit memgauge
         while signal.sigtimedwait(_WAITED, 0) is not None:
             _reap(state, clock() - t0)
         global_ooms = _global_oom_kills() - oom_before
-        with contextlib.nullcontext() if setup is None else setup.reading_as_program():
+        with isolation.reading_as_program():
             profile = assemble_profile(
                 target, state, watcher, group, group_reason, events_dir, wall, global_ooms, options
             )
         if limits is not None:
             _record_enforcement(profile, limits, state, enforced_by_group)
-        if setup is not None:
-            setup.finish(profile)
+        isolation.finish(profile)
         import datetime
 
         profile.started_at = datetime.datetime.fromtimestamp(started_at, datetime.timezone.utc).isoformat(
@@ -380,13 +301,8 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         )
         return profile
     finally:
-        if setup is not None:
-            setup.kill_leftovers(group)
+        isolation.close()
         _set_subreaper(False)
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        if setup is not None:
-            setup.close()
         if group is not None:
             group.close()
-        if events_dir is not None:
-            shutil.rmtree(events_dir, ignore_errors=True)
