@@ -8,7 +8,7 @@ it crosses process and machine boundaries (Ray) unchanged.
 
 A job with a ``sandbox`` runs untrusted code (the validation service's): its upload is unpacked in
 a fresh directory and run there in its own namespaces, as an unprivileged uid, with its limits
-enforced and nothing of the server's environment (``runner._sandbox``); the result records which
+enforced and nothing of the server's environment (``memgauge.isolation``); the result records which
 of those pieces this host could apply.
 """
 
@@ -86,7 +86,7 @@ class JobResult:
     it; ``error``: why not, or why the job was stopped (timeout, cancelled, output limit);
     ``exit_code``: the exit status of ``memgauge run`` (the program's own when it ran);
     ``sandbox``: for a sandboxed job, ``{"applied": {piece: detail}, "not_applied": {piece:
-    reason}, "hit": {piece: what the run ran into}}`` over ``runner._sandbox.PIECES``."""
+    reason}, "hit": {piece: what the run ran into}}`` over ``memgauge.isolation.PIECES``."""
 
     job_id: str
     profile: dict[str, Any] | None
