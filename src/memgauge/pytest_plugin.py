@@ -14,6 +14,10 @@ what pytest, earlier tests and module-level caches already held is not the test'
 test starts count in full. ``phase.rss`` is counted the same way, from the process's resident size
 at the start. ``wall`` and ``cpu`` are the call's (CPU of the process and of its descendants).
 
+``--memgauge-json`` lists, per budgeted test, its figures and its ``checks``: the gate's results as
+``memgauge check --format json`` gives them (``CheckResult.to_dict``, one serialiser for both), each
+with ``where``, the blamed line relative to the rootdir.
+
 Without a budget anywhere the plugin costs a few dictionary look-ups per test: this module imports
 nothing heavy (no rich, no memray, not even the gate), and the gate and the capture code load only
 once a budget is given. PYTEST_DONT_REWRITE: no assertion of pytest's to rewrite here, so no
@@ -195,76 +199,50 @@ def _growth(profile: Profile, start_tree: int, start_process: int) -> Profile:
 def _judge(
     item: pytest.Item, budget: Budget, profile: Profile, prof: measurement, rootdir: str
 ) -> dict[str, Any]:
+    """The test's record: its figures, and per limit the gate's own result (``CheckResult.to_dict``,
+    as ``memgauge check --format json`` lists it) with ``where``, the blamed line relative to the
+    rootdir."""
     from memgauge.gate import judge
 
     start_tree = prof.start_resident_bytes
     grown = _growth(profile, start_tree, prof.start_process_resident_bytes)
     verdict = judge(grown, budget)
+    checks = [{**result.to_dict(), "where": _blamed_line(result, rootdir)} for result in verdict.results]
     return {
         "nodeid": item.nodeid,
         "status": "pass" if verdict.ok else "fail",
         "rss_bytes": grown.peak.resident_bytes,
         "tree_peak_bytes": profile.peak.resident_bytes,
         "start_bytes": start_tree,
-        "wall_seconds": round(profile.wall_seconds, 6),
-        "cpu_seconds": round(profile.cpu.user_seconds + profile.cpu.system_seconds, 6),
-        "limits": {limit.key: _number(limit.value, limit.metric) for limit in budget.limits},
-        "checks": [_check(result, rootdir) for result in verdict.results],
+        "wall_seconds": profile.wall_seconds,
+        "cpu_seconds": profile.cpu.user_seconds + profile.cpu.system_seconds,
+        "limits": {check["key"]: check["limit"] for check in checks},
+        "checks": checks,
         "message": _message(verdict, grown, start_tree, rootdir) if not verdict.ok else "",
     }
 
 
-def _number(value: float | None, metric: str) -> int | float | None:
-    # bytes as integers, seconds as they are: what a dashboard reads without surprise
-    if value is None:
-        return None
-    return int(value) if metric in ("rss", "gpu") else round(float(value), 6)
-
-
-def _check(result: CheckResult, rootdir: str) -> dict[str, Any]:
+def _blamed_line(result: CheckResult, rootdir: str) -> str | None:
     blame = result.blame
-    metric = result.limit.metric
-    return {
-        "key": result.limit.key,
-        "limit": _number(result.limit.value, metric),
-        "measured": _number(result.measured, metric),
-        "status": result.status,
-        "margin": _number(result.margin, metric),
-        "note": result.note,
-        "line": None
-        if blame is None or not blame.file
-        else {
-            "where": _where(blame.file, blame.line or 0, rootdir),
-            "file": blame.file,
-            "line": blame.line,
-            "function": blame.function,
-            "source": blame.source,
-            "pid": blame.pid,
-            "phase": blame.phase,
-            "bytes": blame.bytes,
-        },
-    }
-
-
-def _amount(metric: str, value: float) -> str:
-    from memgauge._units import format_bytes, format_seconds
-
-    return format_bytes(value) if metric in ("rss", "gpu") else format_seconds(value)
+    if blame is None or not blame.file:
+        return None
+    return _where(blame.file, blame.line or 0, rootdir)
 
 
 def _message(verdict: Verdict, grown: Profile, start_tree: int, rootdir: str) -> str:
     from memgauge._units import format_bytes
+    from memgauge.gate import format_amount
 
     lines = []
     for result in verdict.results:
         if result.status != "fail" or result.measured is None:
             continue
         limit = result.limit
-        kind = "memory" if limit.metric in ("rss", "gpu") else "time"
+        kind = "memory" if limit.unit == "bytes" else "time"
         over = float(result.measured) - limit.value
         text = (
-            f"{kind} budget exceeded: {limit.key} {_amount(limit.metric, result.measured)} > "
-            f"{_amount(limit.metric, limit.value)} (over by {_amount(limit.metric, over)})"
+            f"{kind} budget exceeded: {limit.key} {format_amount(result.measured, limit.unit)} > "
+            f"{format_amount(limit.value, limit.unit)} (over by {format_amount(over, limit.unit)})"
         )
         blame = result.blame
         if blame is not None and blame.phase and limit.phase is None:
@@ -349,6 +327,7 @@ class _Session:
         if not self.records:
             return
         from memgauge._units import format_bytes, format_seconds
+        from memgauge.gate import format_amount
 
         terminalreporter.section("memgauge: budgeted tests")
         failed = [r for r in self.records if r["status"] == "fail"]
@@ -358,9 +337,7 @@ class _Session:
         rows = shown[: max(_SUMMARY_ROWS, len(failed))]
         terminalreporter.write_line(f"{'rss':>9}  {'wall':>8}  {'cpu':>8}  status  test")
         for r in rows:
-            limits = " ".join(
-                c["key"] + "=" + _amount(c["key"].rpartition(".")[2], c["limit"]) for c in r["checks"]
-            )
+            limits = " ".join(f"{c['key']}={format_amount(c['limit'], c['unit'])}" for c in r["checks"])
             terminalreporter.write_line(
                 f"{format_bytes(r['rss_bytes']):>9}  {format_seconds(r['wall_seconds']):>8}  "
                 f"{format_seconds(r['cpu_seconds']):>8}  {r['status'].upper():<6}  {r['nodeid']}  ({limits})"

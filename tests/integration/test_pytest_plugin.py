@@ -241,11 +241,15 @@ def test_json_holds_every_budgeted_test(pytester: pytest.Pytester) -> None:
 
         MIB = 1 << 20
 
-        @pytest.mark.memory_budget(rss="100MiB", wall="5s", cpu="5s")
+        @pytest.mark.memory_budget(rss="100MiB", wall="30s", cpu="5s")
         def test_over():
             x = np.ones(200 * MIB, dtype=np.uint8)  # LINE: alloc
             time.sleep(0.1)
             del x
+            # 0.3 s of this thread's CPU time, however busy the machine is
+            start = time.thread_time()
+            while time.thread_time() - start < 0.3:
+                pass
 
         def test_unbudgeted():
             pass
@@ -264,15 +268,27 @@ def test_json_holds_every_budgeted_test(pytester: pytest.Pytester) -> None:
     (record,) = data["tests"]
     assert record["nodeid"] == "test_json.py::test_over" and record["status"] == "fail"
     assert 180 << 20 <= record["rss_bytes"] <= 260 << 20
-    assert record["wall_seconds"] >= 0.1 and record["cpu_seconds"] >= 0
-    assert record["limits"] == {"rss": 100 << 20, "wall": 5.0, "cpu": 5.0}
+    # the call's CPU: the 0.3 s burnt, the allocation's page faults and the samplers, not the session's
+    assert 0.3 <= record["cpu_seconds"] <= 2.0, record
+    assert record["wall_seconds"] >= 0.1 + 0.3, record
+    assert record["limits"] == {"rss": 100 << 20, "wall": 30.0, "cpu": 5.0}
     rss, wall, cpu = record["checks"]
     assert (rss["key"], rss["status"], wall["status"], cpu["status"]) == ("rss", "fail", "pass", "pass")
     assert rss["measured"] == record["rss_bytes"] and rss["margin"] == (100 << 20) - record["rss_bytes"]
+    assert (wall["measured"], cpu["measured"]) == (record["wall_seconds"], record["cpu_seconds"])
     alloc = line_of(pytester, "test_json.py", "alloc")
-    assert rss["line"]["where"] == f"test_json.py:{alloc}" and rss["line"]["line"] == alloc
-    assert rss["line"]["source"].startswith("x = np.ones(200 * MIB")
+    assert rss["where"] == f"test_json.py:{alloc}" and rss["blame"]["line"] == alloc
+    assert rss["blame"]["file"].endswith("/test_json.py")
+    assert rss["blame"]["source"].startswith("x = np.ones(200 * MIB")
+    assert (wall["where"], wall["blame"], cpu["blame"]) == (None, None, None)
     assert "memory budget exceeded" in record["message"]
+
+    # each check is the gate's own result, as memgauge check --format json writes it: one serialiser
+    from memgauge.gate import CheckResult
+
+    for check in record["checks"]:
+        result = CheckResult.from_dict(check)
+        assert {**result.to_dict(), "where": check["where"]} == check
 
 
 def test_bad_budgets_are_usage_errors(pytester: pytest.Pytester) -> None:

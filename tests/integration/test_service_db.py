@@ -4,6 +4,7 @@ submissions never hands one to two workers."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,3 +122,115 @@ def test_tokens_are_stored_hashed(db: Database) -> None:
     assert store.find_token(db, secret + "x") is None
     store.revoke_token(db, found.id)
     assert store.find_token(db, secret) is None
+
+
+# -- the rules the API and the UI share (service/_rules.py) ----------------------------------------
+
+
+def test_who_may_see_and_revoke(db: Database) -> None:
+    from memgauge.service._rules import is_last_admin, listed_owner, may_see
+
+    root, _ = store.create_token(db, "root", "admin")
+    alice, _ = store.create_token(db, "alice", "submitter")
+    bob, _ = store.create_token(db, "bob", "submitter")
+    assert is_last_admin(root, store.list_tokens(db))
+    assert not is_last_admin(alice, store.list_tokens(db))
+    second, _ = store.create_token(db, "second", "admin")
+    assert not is_last_admin(root, store.list_tokens(db))
+    store.revoke_token(db, second.id)
+    assert is_last_admin(root, store.list_tokens(db))
+    revoked = store.get_token(db, second.id)
+    assert revoked is not None and not is_last_admin(revoked, store.list_tokens(db))
+
+    sub = store.add_submission(db, _new(alice.id, 0))
+    assert may_see(alice, sub) and may_see(root, sub) and not may_see(bob, sub)
+    # a submitter lists its own whatever it asks; an admin whose it asks (None: everyone's)
+    assert (listed_owner(alice, bob.id), listed_owner(root, bob.id), listed_owner(root, None)) == (
+        alice.id,
+        bob.id,
+        None,
+    )
+
+
+def test_what_a_value_may_be() -> None:
+    from memgauge.service._rules import (
+        EMPTY_BUDGET,
+        POLICY_NAME_RULE,
+        arguments,
+        budget_error,
+        entry_error,
+        filename_error,
+        is_policy_name,
+        is_submission_id,
+        parse_id,
+        policy_error,
+        role_error,
+        token_name_error,
+    )
+
+    assert all(is_policy_name(n) for n in ("a", "edge-pc", "v1.2_b", "x" * 100))
+    assert not any(is_policy_name(n) for n in ("", "-a", ".a", "a b", "x" * 101, "a\n"))
+    assert is_submission_id("0123456789abcdef" * 2)
+    assert not any(is_submission_id(s) for s in ("0" * 31, "0" * 33, "G" * 32, "0" * 32 + "\n"))
+    assert [parse_id(t) for t in ("7", str(2**31 - 1), "0", str(2**31), "1e3", "", "-1", "9" * 40)] == [
+        7,
+        2**31 - 1,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
+    assert token_name_error("a" * 200) is None and token_name_error("a\0b") == "name: no NUL characters"
+    assert token_name_error("") == token_name_error("a" * 201) == "name: 1 to 200 characters"
+    assert (role_error("admin"), role_error("boss")) == (None, "role: one of submitter, admin")
+    # the UI's form is refused as the API's PUT is: no limit at all is no policy
+    assert policy_error("ok", "rss=1MiB", "") is None
+    assert policy_error("-ok", "rss=1MiB", "") == POLICY_NAME_RULE
+    assert policy_error("ok", "", "") == policy_error("ok", " , ", "") == budget_error(" , ") == EMPTY_BUDGET
+    assert (
+        policy_error("ok", "rss=1MiB", "d" * 2001) == "budget and description: at most 2000 characters each"
+    )
+    assert policy_error("ok", "rss=1MiB", "\0") == "budget and description: no NUL characters"
+    error = policy_error("ok", "rss=1MiB mem=3", "")
+    assert error is not None and error.startswith("budget: unknown metric 'mem'")
+    assert filename_error("a.py") is None and filename_error("a\x01.py") == filename_error("a" * 256)
+    assert entry_error("a" * 1000) is None and entry_error("a" * 1001) is not None
+    assert arguments('["--rows", "10"]') == ["--rows", "10"]
+    for bad in ("[1]", '"a"', "nope", '["a\\u0000"]', json.dumps(["a"] * 1001), json.dumps(["a" * 100_001])):
+        with pytest.raises(ValueError, match=r"^args: "):
+            arguments(bad)
+
+
+def test_the_page_reads_a_stored_verdict_through_the_gate() -> None:
+    pytest.importorskip("fastapi")
+    from memgauge.gate import judge, parse_budget, verdict_json
+    from memgauge.model import CpuTimes, ExitStatus, Peak, Profile
+    from memgauge.service._models import Submission
+    from memgauge.service._ui._detail import Check, checks
+
+    profile = Profile(
+        command=["python", "a.py"],
+        exit=ExitStatus(code=0),
+        wall_seconds=12.3,
+        cpu=CpuTimes(1.0, 0.5),
+        peak=Peak(resident_bytes=730 << 20, method="cgroup-v2"),
+    )
+    verdict = judge(profile, parse_budget("rss=512MiB wall=60s gpu=1GiB"))
+    stored = Submission(verdict_json=json.dumps(verdict_json(verdict)))
+    assert checks(stored) == [
+        Check("rss", "fail", "512 MiB", "730 MiB", "-218 MiB", ""),
+        Check("wall", "pass", "1 min 0 s", "12.30 s", "47.70 s", ""),
+        Check(
+            "gpu",
+            "unmeasured",
+            "1.0 GiB",
+            "—",
+            "—",
+            "no GPU figure in this profile (memgauge does not measure GPU memory yet)",
+        ),
+    ]
+    # no verdict, or one that cannot be read: the page shows the rest of the submission
+    for text in (None, "", "not json", "[]", '{"results": [{"metric": "mem"}]}'):
+        assert checks(Submission(verdict_json=text)) == []

@@ -4,6 +4,7 @@ status, medians of repeats and baselines, and the renderers (text, JSON, Bencher
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import jsonschema
@@ -15,6 +16,7 @@ from memgauge.gate import (
     Limit,
     Verdict,
     bencher_bmf,
+    format_amount,
     judge,
     judge_baseline,
     judge_runs,
@@ -580,6 +582,77 @@ def test_verdict_json_adds_the_result_line() -> None:
     )
     data = json.loads(json.dumps(verdict_json(bv), allow_nan=False))
     assert (data["results"][0]["measured"], data["results"][0]["baseline"]) == (1.5, 1)
+
+
+def test_from_dict_reads_the_json_back_into_the_same_records() -> None:
+    bv = judge_baseline(
+        [make(rss=1, wall=2.5), make(rss=2, wall=3.5)],
+        [make(rss=1, wall=3.0)],
+        max_memory_increase=0.0,
+        max_time_increase=0.1,
+    )
+    failed = judge(make(exit=ExitStatus(code=3)), parse_budget("rss=1MiB cpu=1s gpu=1GiB"))
+    for v in (_sample_verdict(), bv, failed, Verdict(())):
+        stored = json.loads(json.dumps(verdict_json(v), allow_nan=False))
+        back = Verdict.from_dict(stored)
+        assert back == v
+        # every figure typed as the judge made it: floats, not the JSON's whole numbers
+        assert all(isinstance(r.limit.value, float) for r in back.results)
+        assert all(r.measured is None or isinstance(r.measured, float) for r in back.results)
+        assert verdict_json(back) == stored
+        assert verdict_text(back, cwd="/proj") == verdict_text(v, cwd="/proj")
+        for r, entry_ in zip(v.results, stored["results"], strict=True):
+            assert CheckResult.from_dict(entry_) == r
+    assert failed.program_failed and Verdict.from_dict(verdict_json(failed)).program_status == "exit 3"
+
+
+def test_from_dict_fills_what_is_missing_and_refuses_what_is_wrong() -> None:
+    least = {"metric": "rss", "limit": 1024, "status": "pass", "measured": 10}
+    assert CheckResult.from_dict(least) == CheckResult(Limit("rss", 1024.0), 10.0, "pass")
+    assert Verdict.from_dict({"results": [least]}) == Verdict(
+        (CheckResult(Limit("rss", 1024.0), 10.0, "pass"),)
+    )
+    assert Blame.from_dict({"line": 3}) == Blame(line=3)
+    bad: list[tuple[Any, str]] = [
+        ([], "verdict is not an object"),
+        ({}, "no 'results'"),
+        ({"results": [{"metric": "rss", "status": "pass"}]}, "no 'limit'"),
+        ({"results": {}}, "'results' is not a list"),
+        ({"results": [], "program_failed": "no"}, "'program_failed' is not true or false"),
+        ({"results": [], "runs": 1.5}, "'runs' is not a whole number"),
+        ({"results": [1]}, "a result is not an object"),
+        ({"results": [{**least, "metric": "mem"}]}, "unknown metric 'mem'"),
+        ({"results": [{**least, "key": "rss", "status": "ok"}]}, "the result of 'rss': unknown status 'ok'"),
+        ({"results": [{**least, "limit": "1MiB"}]}, "'limit' is not a number"),
+        ({"results": [{**least, "limit": True}]}, "'limit' is not a number"),
+        ({"results": [{**least, "note": None}]}, "'note' is not a string"),
+        ({"results": [{**least, "blame": {"line": "3"}}]}, "blame: 'line' is not a whole number"),
+        ({"results": [{**least, "blame": []}]}, "blame is not an object"),
+    ]
+    for data, message in bad:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            Verdict.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "signed", "text"),
+    [
+        (512 * MIB, "bytes", False, "512 MiB"),
+        (-218 * MIB, "bytes", True, "-218 MiB"),
+        (324 * MIB, "bytes", True, "+324 MiB"),
+        (1.5, "seconds", False, "1.50 s"),
+        (47.7, "seconds", True, "+47.70 s"),
+        (-0.5, "seconds", True, "-500 ms"),
+        (0.0, "seconds", True, "0 µs"),
+    ],
+)
+def test_format_amount(value: float, unit: str, signed: bool, text: str) -> None:
+    assert format_amount(value, unit, signed=signed) == text
+
+
+def test_format_amount_refuses_an_unknown_unit() -> None:
+    with pytest.raises(ValueError, match="unknown unit 'rss'"):
+        format_amount(1.0, "rss")
 
 
 # --- text ----------------------------------------------------------------------------------------

@@ -8,17 +8,26 @@ both call:
   :func:`resolve_budget` layers its budget, a policy and ``--budget`` flags;
 - :func:`judge` (one profile), :func:`judge_runs` (medians of repeats) and :func:`judge_baseline`
   give a :class:`Verdict`, one :class:`CheckResult` per limit, with :class:`Blame` for a breach;
-- :func:`verdict_text`, :func:`verdict_json` and :func:`bencher_bmf` render them.
+- :func:`verdict_text`, :func:`verdict_json` and :func:`bencher_bmf` render them;
+- the one serialised form of a verdict, both ways: ``Verdict.to_dict`` / ``CheckResult.to_dict``
+  (what ``verdict_json``, the pytest plugin's ``--memgauge-json`` and the service hold) and
+  ``Verdict.from_dict`` / ``CheckResult.from_dict`` (typed records again, for a stored verdict);
+- :func:`format_amount` writes a limit's figure for people ("512 MiB", "1.50 s").
+
+Layout: ``_budget`` (budgets), ``_config`` (the project's configuration), ``_records`` (the verdict's
+records and their serialised form), ``_verdict`` (measuring and judging), ``_render`` (text, JSON,
+BMF).
 
 Importing it stays light: no rich, no TOML reader, no statistics until they are used.
 """
 
 from __future__ import annotations
 
-from memgauge.gate._budget import METRICS, Budget, BudgetError, Limit, parse_budget
+from memgauge.gate._budget import METRICS, Budget, BudgetError, Limit, format_amount, parse_budget
 from memgauge.gate._config import ConfigError, GateConfig, load_config, resolve_budget
+from memgauge.gate._records import Blame, CheckResult, Verdict
 from memgauge.gate._render import bencher_bmf, result_line, verdict_json, verdict_text
-from memgauge.gate._verdict import Blame, CheckResult, Verdict, judge, judge_baseline, judge_runs, measure
+from memgauge.gate._verdict import judge, judge_baseline, judge_runs, measure
 
 __all__ = [
     "METRICS",
@@ -31,6 +40,7 @@ __all__ = [
     "Limit",
     "Verdict",
     "bencher_bmf",
+    "format_amount",
     "judge",
     "judge_baseline",
     "judge_runs",

@@ -17,18 +17,36 @@ import unicodedata
 from dataclasses import dataclass, replace
 
 from memgauge._errors import UsageError
-from memgauge._units import BYTE_UNITS_TEXT, SECOND_UNITS_TEXT, parse_bytes, parse_seconds
+from memgauge._units import (
+    BYTE_UNITS_TEXT,
+    SECOND_UNITS_TEXT,
+    format_bytes,
+    format_seconds,
+    parse_bytes,
+    parse_seconds,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-__all__ = ["METRICS", "Budget", "BudgetError", "Limit", "parse_budget"]
+__all__ = ["METRICS", "Budget", "BudgetError", "Limit", "format_amount", "parse_budget"]
 
 # metric -> the kind of figure it limits; the order is the order results are listed in
 METRICS = {"rss": "bytes", "gpu": "bytes", "wall": "seconds", "cpu": "seconds"}
 
 _TOKEN = re.compile(r"[^\s,]+")
+
+
+def format_amount(value: float, unit: str, *, signed: bool = False) -> str:
+    """A figure of a limit for people: ``unit`` is a limit's unit (``"bytes"`` or ``"seconds"``,
+    ``Limit.unit``); ``signed`` puts a "+" before a figure above zero (a margin)."""
+    if unit == "bytes":
+        return format_bytes(value, signed=signed)
+    if unit != "seconds":
+        raise ValueError(f"unknown unit {unit!r}")
+    text = format_seconds(value)
+    return "+" + text if signed and value > 0 else text
 
 
 class BudgetError(UsageError):

@@ -10,8 +10,9 @@ the names carry their units: ``peak-rss-bytes``, ``wall-seconds``, ``cpu-seconds
 
 from __future__ import annotations
 
-from memgauge.gate._budget import METRICS
-from memgauge.gate._verdict import FAIL, UNMEASURED, CheckResult, Verdict, measure, phase_names
+from memgauge.gate._budget import format_amount
+from memgauge.gate._records import FAIL, PASS, UNMEASURED, CheckResult, Verdict
+from memgauge.gate._verdict import measure, phase_names
 from memgauge.model import Profile
 
 TYPE_CHECKING = False
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["bencher_bmf", "result_line", "verdict_json", "verdict_text"]
 
 _HEADER = ("limit", "budget", "measured", "margin", "status")
-_STATUS = {"pass": "pass", FAIL: "FAIL", UNMEASURED: "unmeasured"}
+_STATUS = {PASS: "pass", FAIL: "FAIL", UNMEASURED: "unmeasured"}
 _MEASURE_MAX = 64  # Bencher's limit on a measure's name
 
 
@@ -75,7 +76,9 @@ def verdict_text(verdict: Verdict, *, width: int = 100, cwd: str | None = None) 
 
 
 def verdict_json(verdict: Verdict) -> dict[str, Any]:
-    """The verdict as plain data (``Verdict.to_dict``) with the one-line ``result``."""
+    """The verdict as plain data (``Verdict.to_dict``) with the one-line ``result`` first: what
+    ``memgauge check --format json`` prints and the service stores. ``Verdict.from_dict`` reads it
+    back."""
     return {"result": result_line(verdict), **verdict.to_dict()}
 
 
@@ -136,17 +139,17 @@ def _measure_name(phase: str, suffix: str) -> str:
 
 
 def _row(r: CheckResult) -> tuple[str, str, str, str, str]:
-    metric = r.limit.metric
-    measured = "—" if r.measured is None else _format(r.measured, metric)
-    margin = "—" if r.margin is None else _format(r.margin, metric, signed=True)
-    return (_plain(r.limit.key), _format(r.limit.value, metric), measured, margin, _STATUS[r.status])
+    unit = r.limit.unit
+    measured = "—" if r.measured is None else format_amount(r.measured, unit)
+    margin = "—" if r.margin is None else format_amount(r.margin, unit, signed=True)
+    return (_plain(r.limit.key), format_amount(r.limit.value, unit), measured, margin, _STATUS[r.status])
 
 
 def _note(r: CheckResult) -> str:
     notes = []
     if r.baseline is not None:
         # "baseline 412 MiB + 10% (+7.3%)": the allowance, and where the run stands against it
-        allowance = r.limit.text.partition(" <= ")[2] or f"baseline {_format(r.baseline, r.limit.metric)}"
+        allowance = r.limit.text.partition(" <= ")[2] or f"baseline {format_amount(r.baseline, r.limit.unit)}"
         change = (
             f" ({(r.measured / r.baseline - 1) * 100:+.1f}%)" if r.measured is not None and r.baseline else ""
         )
@@ -172,21 +175,12 @@ def _blame_text(r: CheckResult, cwd: str | None) -> str:
             where += f" in {_plain(b.function)}"
         parts.append(where)
     if b.bytes is not None:
-        parts.append(f"{_format(b.bytes, 'rss')} at the peak")
+        parts.append(f"{format_amount(b.bytes, 'bytes')} at the peak")
     if b.seconds is not None:
-        parts.append(f"{_format(b.seconds, 'wall')} sampled")
+        parts.append(f"{format_amount(b.seconds, 'seconds')} sampled")
     if b.source:
         parts.append(_plain(b.source.strip()))
     return " · ".join(parts)
-
-
-def _format(value: float, metric: str, *, signed: bool = False) -> str:
-    from memgauge._units import format_bytes, format_seconds
-
-    if METRICS[metric] == "bytes":
-        return format_bytes(value, signed=signed)
-    text = format_seconds(value)
-    return "+" + text if signed and value > 0 else text
 
 
 def _plain(text: str) -> str:

@@ -35,134 +35,19 @@ even count): the run that stands for the figure shown.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from memgauge.gate._budget import METRICS, Budget, Limit
+from memgauge.gate._budget import METRICS, Budget, Limit, format_amount
+from memgauge.gate._records import FAIL, PASS, UNMEASURED, Blame, CheckResult, Verdict
 from memgauge.model import Attribution, PhaseRecord, Profile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
 
-__all__ = ["Blame", "CheckResult", "Verdict", "judge", "judge_baseline", "judge_runs", "measure"]
+__all__ = ["judge", "judge_baseline", "judge_runs", "measure", "phase_names"]
 
-PASS, FAIL, UNMEASURED = "pass", "fail", "unmeasured"
 NO_GPU_NOTE = "no GPU figure in this profile (memgauge does not measure GPU memory yet)"
 PHASE_CPU_NOTE = "CPU time is not recorded per phase"
 LOWER_BOUND_NOTE = "a lower bound: the phase's peak is not exact"
-
-
-@dataclass(frozen=True)
-class Blame:
-    """Where a breach came from. ``phase``: the innermost phase open at the peak (or the phase of a
-    per-phase limit); ``file``/``line``/``function``/``source``: the line; ``bytes``: what that line
-    held at the peak (memory limits); ``seconds``: its sampled time (time limits)."""
-
-    phase: str | None = None
-    pid: int | None = None
-    file: str | None = None
-    line: int | None = None
-    function: str | None = None
-    source: str | None = None
-    bytes: int | None = None
-    seconds: float | None = None
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """One limit judged. ``measured`` is bytes or seconds, None when not measured; ``status`` is
-    "pass", "fail" or "unmeasured"; ``baseline``: the baseline median a baseline limit was made
-    from, None for a budget's limit."""
-
-    limit: Limit
-    measured: float | None
-    status: str
-    blame: Blame | None = None
-    note: str = ""
-    baseline: float | None = None
-
-    @property
-    def margin(self) -> float | None:
-        """``limit - measured``: the room left, negative when over; None when not measured."""
-        return None if self.measured is None else self.limit.value - self.measured
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The results, in the budget's order. ``program_failed``: the program (a run of it) exited
-    non-zero or was killed; a run stopped by an enforced limit of the budget counts as that limit
-    failed instead. ``program_status`` says how it ended ("exit 0", "exit 1", "killed by SIGKILL",
-    "killed by the OOM killer", "stopped by memgauge: ..."). ``runs``: how many profiles were
-    judged (medians when more than one)."""
-
-    results: tuple[CheckResult, ...]
-    program_failed: bool = False
-    program_status: str = ""
-    runs: int = 1
-    baselines: int = 0
-
-    @property
-    def ok(self) -> bool:
-        """No limit failed (an unmeasured one does not fail; a failed program is not a breach)."""
-        return all(r.status != FAIL for r in self.results)
-
-    @property
-    def failed(self) -> tuple[CheckResult, ...]:
-        return tuple(r for r in self.results if r.status == FAIL)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for ``json.dumps(..., allow_nan=False)``: bytes as integers where whole."""
-        return {
-            "ok": self.ok,
-            "program_failed": self.program_failed,
-            "program_status": self.program_status,
-            "runs": self.runs,
-            "baselines": self.baselines,
-            "limits": len(self.results),
-            "failed": len(self.failed),
-            "unmeasured": sum(r.status == UNMEASURED for r in self.results),
-            "results": [_result_dict(r) for r in self.results],
-        }
-
-
-def _result_dict(r: CheckResult) -> dict[str, Any]:
-    unit = r.limit.unit
-    return {
-        "key": r.limit.key,
-        "metric": r.limit.metric,
-        "phase": r.limit.phase,
-        "unit": unit,
-        "limit": _number(r.limit.value, unit),
-        "text": r.limit.text,
-        "measured": _number(r.measured, unit),
-        "margin": _number(r.margin, unit),
-        "status": r.status,
-        "note": r.note,
-        "baseline": _number(r.baseline, unit),
-        "blame": None if r.blame is None else _blame_dict(r.blame),
-    }
-
-
-def _blame_dict(b: Blame) -> dict[str, Any]:
-    return {
-        "phase": b.phase,
-        "pid": b.pid,
-        "file": b.file,
-        "line": b.line,
-        "function": b.function,
-        "source": b.source,
-        "bytes": b.bytes,
-        "seconds": b.seconds,
-    }
-
-
-def _number(value: float | None, unit: str) -> int | float | None:
-    if value is None:
-        return None
-    if unit == "bytes" and float(value).is_integer():
-        return int(value)
-    return float(value)
 
 
 # --- measuring ---------------------------------------------------------------------------------
@@ -257,7 +142,7 @@ def judge_baseline(
         key = metric if phase is None else f"{phase}.{metric}"
         # exact arithmetic: 400 MiB + 25% is 500 MiB, not 500 MiB and a rounding error to fail on
         value = float(Fraction(base) * (1 + Fraction(repr(tolerance))))
-        text = f"{key} <= baseline {_format(base, metric)} + {_percent(tolerance)}"
+        text = f"{key} <= baseline {format_amount(base, METRICS[metric])} + {_percent(tolerance)}"
         results.append(_judge_limit(runs, Limit(metric, value, phase, text), baseline=base))
     failed, status = _program_status(runs, Budget())
     return Verdict(tuple(results), failed, status, runs=len(runs), baselines=len(baselines))
@@ -326,6 +211,7 @@ def _median(values: list[float]) -> float | None:
 
 
 def phase_names(runs: Sequence[Profile]) -> list[str]:
+    """The phase names of ``runs``, each once, in the order they first started."""
     names: dict[str, None] = {}
     for run in runs:
         for p in sorted(run.phases, key=lambda p: p.start_seconds):
@@ -335,12 +221,6 @@ def phase_names(runs: Sequence[Profile]) -> list[str]:
 
 def _join(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
-
-
-def _format(value: float, metric: str) -> str:
-    from memgauge._units import format_bytes, format_seconds
-
-    return format_bytes(value) if METRICS[metric] == "bytes" else format_seconds(value)
 
 
 def _percent(fraction: float) -> str:

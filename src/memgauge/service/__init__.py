@@ -1,10 +1,12 @@
 """The validation service: accepts programs over HTTP, runs each sandboxed under memgauge, judges
 it against a policy, keeps everything in a database (SQLite, or PostgreSQL when shared).
 
-Needs ``memgauge[service]``. Layout: ``_models`` and ``migrations/`` (the schema), ``_db``
-(connecting, migrating), ``_store`` (reads and writes), ``_dispatch`` (the queue, through the
-sweep's engines), ``_judge`` (a run's verdict), ``_api`` (HTTP), ``_ui`` (web pages), ``_app``
-(the server).
+Needs ``memgauge[service]``. Layout: ``_settings`` (what a server is configured with), ``_models``
+and ``migrations/`` (the schema), ``_db`` (connecting, migrating), ``_auth`` (token secrets),
+``_store`` (reads and writes), ``_dispatch`` (the queue, through the sweep's engines), ``_judge`` (a
+run's verdict, stored and read back), ``_rules`` (the validation and access rules the API and the
+UI share), ``_schemas`` (the API's documents), ``_api/`` (HTTP), ``_ui/`` (web pages), ``_app`` (the
+server).
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """API tokens: ``mg_`` and 43 URL-safe characters (256 random bits). The server keeps their SHA-256
-only; the secret is shown once, when the token is made. Roles: ``submitter`` (its own
-submissions) and ``admin`` (policies, tokens, every submission)."""
+only; the secret is shown once, when the token is made. What each role may do is in ``_rules``."""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
 
-ROLES = ("submitter", "admin")
 PREFIX = "mg_"
 
 

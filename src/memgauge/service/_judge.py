@@ -1,5 +1,7 @@
 """A finished run's outcome as the submission records it: the verdict against the submission's
-budget (the gate's ``judge``, as ``memgauge check`` gives it), the figures the lists show, and why.
+budget (the gate's ``judge``, stored as ``memgauge check --format json`` prints it), the figures the
+lists show, and why; and the stored outcome read back (the verdict as the gate's typed records, the
+profile as its HTML report).
 
 Verdicts: ``pass`` within budget; ``fail`` a limit is over (a run the sandbox stopped at the
 policy's memory or wall limit is over that limit); ``error`` the program failed, or the sandbox
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from memgauge.service._models import Submission, utcnow
 
 if TYPE_CHECKING:
+    from memgauge.gate import Verdict
     from memgauge.sweep import JobResult
 
 
@@ -54,3 +57,24 @@ def outcome_values(sub: Submission, result: JobResult) -> dict[str, Any]:
 def _stopped(profile: Any) -> str:
     stopped = profile.exit.stopped_by
     return f"; stopped: {stopped}" if stopped else ""
+
+
+def stored_verdict(sub: Submission) -> Verdict | None:
+    """The verdict stored with ``sub``, None when there is none or it cannot be read (a row
+    written by hand, say): a page shows the rest of the submission either way."""
+    from memgauge.gate import Verdict
+
+    if not sub.verdict_json:
+        return None
+    try:
+        return Verdict.from_dict(json.loads(sub.verdict_json))
+    except ValueError:
+        return None
+
+
+def report_html(profile_json: str) -> str:
+    """The HTML report (one offline page) of a stored profile."""
+    from memgauge.model import Profile
+    from memgauge.render import HtmlRenderer
+
+    return HtmlRenderer().render(Profile.from_dict(json.loads(profile_json)))

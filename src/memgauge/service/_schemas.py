@@ -9,12 +9,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from memgauge.service._models import Policy, Submission, Token
+from memgauge.service._rules import MAX_POLICY_TEXT, MAX_TOKEN_NAME, NO_NUL, Role
 
-Role = Literal["submitter", "admin"]
 Status = Literal["queued", "running", "done", "failed", "cancelled"]
 VerdictName = Literal["pass", "fail", "error"]
-# PostgreSQL text cannot hold a NUL: refused at the door, on every database alike
-NO_NUL = r"^[^\x00]*$"
 
 
 class ErrorOut(BaseModel):
@@ -44,7 +42,7 @@ class Me(BaseModel):
 
 
 class TokenIn(BaseModel):
-    name: str = Field(min_length=1, max_length=200, pattern=NO_NUL)
+    name: str = Field(min_length=1, max_length=MAX_TOKEN_NAME, pattern=NO_NUL)
     role: Role = "submitter"
 
 
@@ -72,11 +70,11 @@ class LimitOut(BaseModel):
 class PolicyIn(BaseModel):
     budget: str = Field(
         min_length=1,
-        max_length=2000,
+        max_length=MAX_POLICY_TEXT,
         pattern=NO_NUL,
         description="limits in the gate's syntax: 'rss=512MiB wall=30s'",
     )
-    description: str = Field(default="", max_length=2000, pattern=NO_NUL)
+    description: str = Field(default="", max_length=MAX_POLICY_TEXT, pattern=NO_NUL)
 
 
 class PolicyOut(BaseModel):
