@@ -32,6 +32,9 @@ _LAZY = {
     "profile": "memgauge.runner._inprocess",
     "phase": "memgauge.capture._phases",
     "record": "memgauge.capture._record",
+    # `%load_ext memgauge` (IPython's extension protocol); not in __all__: not part of the Python API
+    "load_ipython_extension": "memgauge.notebook",
+    "unload_ipython_extension": "memgauge.notebook",
 }
 
 
