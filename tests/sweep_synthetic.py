@@ -9,8 +9,8 @@ knee is at 2 workers.
 
 from __future__ import annotations
 
-from memgauge.analysis._sweep import SweepAnalysis, analyze
-from memgauge.model._sweep import Confirmation, PhaseSummary, Point, RunSummary, SweepResult
+from memgauge.analysis import SweepAnalysis, analyze
+from memgauge.model import Confirmation, PhaseSummary, Point, RunSummary, SweepResult
 
 MIB = 1 << 20
 KIB = 1 << 10

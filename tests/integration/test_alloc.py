@@ -5,6 +5,7 @@ runner starts it; the captures it leaves are then read as memgauge reads them af
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,9 +15,10 @@ import pytest
 
 from memgauge.capture._alloc import ENV_ALLOC
 from memgauge.capture._alloc_read import _Capture, _reconcile, read_allocations
-from memgauge.capture._events import BOOTSTRAP_MODULE, ENV_EVENTS_DIR, read_events
+from memgauge.capture._events import BOOTSTRAP_MODULE, ENV_EVENTS_DIR
+from memgauge.capture._events_read import read_events
 from memgauge.capture._frames import is_library, is_own
-from memgauge.model._profile import AllocationPeak, Attribution, Reconciliation
+from memgauge.model._profile import AllocationPeak, Attribution, CaptureWarning, Reconciliation
 from tests.conftest import MIB, PROGRAMS, marker
 
 pytest.importorskip("memray")
@@ -216,7 +218,10 @@ def test_no_captures(tmp_path: Path) -> None:
     # what a process killed before its tracker stopped leaves: an empty or torn capture
     (tmp_path / "alloc.123.bin").write_bytes(b"")
     (tmp_path / "alloc.124.bin").write_bytes(b"memray\x00garbage")
-    assert read_allocations(str(tmp_path), {123: 1, 124: 1}) == (None, [])
+    warnings: list[CaptureWarning] = []
+    assert read_allocations(str(tmp_path), {123: 1, 124: 1}, warnings=warnings) == (None, [])
+    assert [w.file for w in warnings] == ["alloc.123.bin", "alloc.124.bin"]
+    assert all("its allocations are missing" in w.message for w in warnings)
 
 
 @pytest.mark.parametrize("setup", ["sys.modules['memray'] = None", "pass"])
@@ -253,6 +258,26 @@ def test_os_exit_still_writes_the_capture(tmp_path: Path) -> None:
     top = peak.attribution[0]
     assert (top.file, top.line, top.function) == ("<string>", 4, "<module>")
     assert top.bytes >= 64 * MIB
+
+
+def test_a_baseline_of_an_unknown_wire_version_is_a_warning_not_a_figure(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from memgauge.capture import _alloc\n"
+        "_alloc.start(sys.argv[1])\n"
+        "block = bytearray(8 << 20)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    (capture,) = tmp_path.glob("alloc.*.bin")
+    pid = int(capture.name.split(".")[1])
+    baseline = tmp_path / f"alloc.{pid}.json"
+    assert json.loads(baseline.read_text())["v"] == 1  # written in the wire format
+    baseline.write_text('{"v": 9, "baseline": 1, "t": 0.0}')
+    warnings: list[CaptureWarning] = []
+    _, (reconciliation,) = read_allocations(str(tmp_path), {pid: 100 * MIB}, warnings=warnings)
+    assert any("no baseline was recorded" in note for note in reconciliation.notes)
+    assert [(w.file, w.message.split(",")[0]) for w in warnings] == [(baseline.name, "wire format version 9")]
 
 
 def test_reconciliation_clamps_a_negative_remainder_with_a_note() -> None:

@@ -32,7 +32,7 @@ from memgauge.model._profile import (
     load_profile,
 )
 from memgauge.render import MarkdownComparisonRenderer, TerminalComparisonRenderer, comparison_headline
-from memgauge.render._compare import _md_code, _md_text, format_delta, format_ratio, format_value
+from memgauge.render._format import format_delta, format_figure, format_ratio, md_code, md_row, md_text
 from tests.conftest import MIB, PROGRAMS
 from tests.golden_check import as_another_machine, check_golden
 
@@ -454,11 +454,11 @@ def test_comparison_is_immutable() -> None:
 
 
 def test_cell_formats() -> None:
-    assert format_value(None, "bytes") == "—"
-    assert format_value(612 * MIB, "bytes") == "612 MiB"
-    assert format_value(90 * MIB, "bytes", lower_bound=True) == "90.0 MiB ≥"
-    assert format_value(1.5, "seconds") == "1.50 s"
-    assert format_value(3, "count") == "3"
+    assert format_figure(None, "bytes") == "—"
+    assert format_figure(612 * MIB, "bytes") == "612 MiB"
+    assert format_figure(90 * MIB, "bytes", lower_bound=True) == "90.0 MiB ≥"
+    assert format_figure(1.5, "seconds") == "1.50 s"
+    assert format_figure(3, "count") == "3"
     assert format_delta(None, "seconds") == "—"
     assert format_delta(100 * MIB, "bytes") == "+100 MiB"
     assert format_delta(-10 * MIB, "bytes") == "-10.0 MiB"
@@ -486,13 +486,14 @@ def test_headline() -> None:
 
 
 def test_markdown_escapes() -> None:
-    assert _md_text("a|b `c` *d* <e> _f_ & [g]") == r"a\|b \`c\` \*d\* \<e\> \_f\_ \& \[g\]"
-    assert _md_text("two\nlines") == "two lines"
-    assert _md_code("x = 1") == "`x = 1`"
-    assert _md_code("a | b") == r"`a \| b`"
-    assert _md_code("see `load`") == "`` see `load` ``"
-    assert _md_code("``x`` y") == "``` ``x`` y ```"
-    assert _md_code("") == ""
+    # '|' is escaped where GFM splits at it, in a table row, code spans included
+    assert md_text("a|b `c` *d* <e> _f_ & [g]") == r"a|b \`c\` \*d\* \<e\> \_f\_ \& \[g\]"
+    assert md_row([md_text("a|b"), md_code("a | b")]) == r"| a\|b | `a \| b` |"
+    assert md_text("two\nlines") == "two lines"
+    assert md_code("x = 1") == "`x = 1`"
+    assert md_code("see `load`") == "`` see `load` ``"
+    assert md_code("``x`` y") == "``` ``x`` y ```"
+    assert md_code("") == ""
 
 
 def test_markdown_names_and_sources_cannot_break_a_table() -> None:

@@ -53,6 +53,7 @@ def test_lines_attribute_the_block_and_leave_nothing_behind(tmp_path: Path) -> N
             "peak": p.peak.resident_bytes,
             "start": prof.start_resident_bytes,
             "left": left,
+            "warnings": [w.message for w in p.warnings],
         }))
         """,
         tmp_path,
@@ -68,6 +69,7 @@ def test_lines_attribute_the_block_and_leave_nothing_behind(tmp_path: Path) -> N
     assert 200 * MIB <= out["peak"] - out["start"] <= 230 * MIB
     assert out["lines"] > 0
     assert out["left"] == []
+    assert out["warnings"] == []  # the block's own line file read whole
 
 
 def test_the_sampler_starts_and_stops_200_times_without_leaking(tmp_path: Path) -> None:

@@ -193,3 +193,39 @@ def test_program_sees_its_own_sys_path_and_sitecustomize(tmp_path: Path) -> None
     r = run_memgauge([str(script)], tmp_path, env={"PYTHONPATH": str(tmp_path)})
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["True", "False"]
+
+
+def test_files_that_break_the_wire_format_are_warnings_in_the_profile(tmp_path: Path) -> None:
+    script = tmp_path / "corrupt.py"
+    script.write_text(
+        "import json, os, time\n"
+        "d = os.environ['MEMGAUGE_EVENTS_DIR']\n"
+        "with open(os.path.join(d, 'lines.1.json'), 'w') as f:\n"
+        '    f.write(\'{"v": 1, "pid": 1, "keys": [\')\n'  # a line file cut short
+        "with open(os.path.join(d, 'lines.2.json'), 'w') as f:\n"
+        "    json.dump({'v': 99, 'pid': 2}, f)\n"  # one of a version this memgauge does not read
+        "with open(os.path.join(d, f'events.{os.getpid()}.jsonl'), 'a') as f:\n"
+        '    f.write(\'{"v": 1, "ev": "exit", "t"\\n\')\n'  # an event cut short
+        "end = time.monotonic() + 0.3\n"
+        "while time.monotonic() < end: pass\n"
+    )
+    profile = run_ok([str(script)], tmp_path)
+    main = profile["processes"][0]
+    assert profile["schema_version"] == 5
+    why = {w["file"]: w["message"] for w in profile["warnings"]}
+    assert list(why) == [f"events.{main['pid']}.jsonl", "lines.1.json", "lines.2.json"]
+    assert why[f"events.{main['pid']}.jsonl"] == (
+        "1 of its events dropped, the first at line 1: not JSON (a write cut short)"
+    )
+    assert why["lines.1.json"].startswith("not JSON (")
+    assert why["lines.2.json"].startswith("wire format version 99, and this memgauge reads version 1")
+    for name in ("lines.1.json", "lines.2.json"):
+        assert why[name].endswith(": the line samples of this process are missing")
+    # what could be read is all there: the program's own lines, and its exit event after the torn one
+    assert any(s["file"] == str(script) and s["line"] == 10 for s in profile["lines"])
+    assert main["peak_exact"]
+
+
+def test_a_clean_run_has_no_warnings(tmp_path: Path) -> None:
+    profile = run_ok([str(PROGRAMS / "spike.py")], tmp_path)
+    assert profile["warnings"] == []

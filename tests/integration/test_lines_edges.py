@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from memgauge.capture import _sampler
+from memgauge.capture import _procfs, _sampler
 from tests.conftest import run_memgauge
 
 AUTOSTART = Path(_sampler.__file__).parent / "_autostart" / "sitecustomize.py"
@@ -161,17 +161,16 @@ def test_thread_stat_files_kept_open_are_capped(tmp_path: Path) -> None:
         tids.append(threading.get_native_id())
         go.wait()
 
-    threads = [threading.Thread(target=wait) for _ in range(_sampler.STAT_FDS + 40)]
+    threads = [threading.Thread(target=wait) for _ in range(_procfs.STAT_FDS + 40)]
     for t in threads:
         t.start()
     try:
         sampler = _sampler.Sampler(str(tmp_path))
         before = len(os.listdir("/proc/self/fd"))
         for tid in list(tids):
-            state = sampler.threads[tid] = _sampler._ThreadState(tid)
-            sampler._thread_running(state, tid)
-        assert sampler.stat_fds == _sampler.STAT_FDS
-        assert len(os.listdir("/proc/self/fd")) - before == _sampler.STAT_FDS
+            sampler.threads.running(sampler.threads.state(tid), tid)
+        assert sampler.threads.stat_fds == _procfs.STAT_FDS
+        assert len(os.listdir("/proc/self/fd")) - before == _procfs.STAT_FDS
     finally:
         go.set()
         for t in threads:

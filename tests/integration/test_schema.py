@@ -275,6 +275,17 @@ def test_thinned_profile_round_trips(thinned_profile: Path) -> None:
     round_trips(thinned_profile)
 
 
+def test_a_profile_with_warnings_round_trips_and_matches_schema(
+    cli_profile: Path, validator: jsonschema.Draft202012Validator
+) -> None:
+    data = json.loads(cli_profile.read_text())
+    data["warnings"] = [
+        {"file": "lines.42.json", "message": "not JSON: the line samples of this process are missing"}
+    ]
+    validator.validate(data)
+    assert Profile.from_dict(copy.deepcopy(data)).to_dict() == data
+
+
 # -- (d) what readers reject ------------------------------------------------------------------------
 
 
@@ -330,6 +341,8 @@ REJECTED: dict[str, Callable[[dict[str, Any]], Any]] = {
     "phase is a list": _set("phases.0", ["load"]),
     "unknown series field": _set("timeline.processes.0.bogus", 1),
     "series list is null": _set("timeline.processes", None),
+    "warning without its file": _set("warnings", [{"message": "cut short"}]),
+    "unknown warning field": _set("warnings", [{"file": "lines.1.json", "message": "x", "pid": 1}]),
 }
 
 
@@ -347,13 +360,22 @@ def test_reader_and_schema_reject(
 
 
 def test_older_versions_read_without_their_missing_parts(cli_profile: Path) -> None:
-    v3 = json.loads(cli_profile.read_text())
+    v5 = json.loads(cli_profile.read_text())
+    assert v5["schema_version"] == 5 and v5["warnings"] == []
+    v4 = copy.deepcopy(v5)
+    v4["schema_version"] = 4
+    del v4["warnings"]
+    assert Profile.from_dict(v4).warnings == []
+    v3 = copy.deepcopy(v4)
+    v3["schema_version"] = 3
+    del v3["metrics"]
+    assert Profile.from_dict(v3).metrics == {}
     v2 = copy.deepcopy(v3)
     v2["schema_version"] = 2
     del v2["exit"]["stopped_by"]
     old = Profile.from_dict(v2)
     assert old.exit.stopped_by is None and old.schema_version == SCHEMA_VERSION
-    assert old.peak.resident_bytes == v3["peak"]["resident_bytes"] and old.lines
+    assert old.peak.resident_bytes == v5["peak"]["resident_bytes"] and old.lines
     v1 = copy.deepcopy(v2)
     v1["schema_version"] = 1
     for key in ("lines", "imports", "leaks", "allocation_peak", "reconciliation"):

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from memgauge._errors import ProfileFormatError
-from memgauge.analysis._growth import predict, select_law
-from memgauge.analysis._sweep import analyze
+from memgauge.analysis import analyze
+from memgauge.analysis._growth import select_law
+from memgauge.analysis._predict import predict
 from memgauge.model import RunSummary, SweepResult
 from memgauge.model._sweep import Point, Value
 from memgauge.render import JsonSweepRenderer, TerminalSweepRenderer

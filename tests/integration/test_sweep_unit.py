@@ -106,6 +106,9 @@ def test_local_engine_cancel_stops_a_running_job_and_its_program(tmp_path: Path)
         deadline = time.monotonic() + 30
         while not started.exists() and time.monotonic() < deadline:
             time.sleep(0.02)
+        # else the cancel below would stop a job that never ran, and prove nothing
+        assert started.exists(), "the program never started"
+        assert _running("sweep_sleep.py", str(started))
         waiting.cancel()
         t = time.monotonic()
         handle.cancel()
@@ -131,7 +134,7 @@ def _running(*needles: str) -> bool:
 
 
 def test_failed_runs_are_left_out_of_the_laws() -> None:
-    from memgauge.analysis._sweep import growth_laws
+    from memgauge.analysis._sweep_laws import growth_laws
 
     def run(n: int, ok: bool = True) -> RunSummary:
         return RunSummary(

@@ -3,6 +3,7 @@ accounting, the stalled-line recovery from bytecode, and path shortening."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
@@ -60,21 +61,22 @@ def test_ledger_releases_the_latest_growth_first(tmp_path: Path) -> None:
     s = _sampler(tmp_path)
     a, b = ("f.py", 1, "f"), ("f.py", 2, "f")
     base = s.rss
-    s._credit_ledger(s._stack_id((a,)), 200 * MIB, 1.0)
-    s._credit_ledger(s._stack_id((b,)), 800 * MIB, 2.0)
-    s._release(800 * MIB, 3.0)
-    by_key = {s.stacks[sid][-1]: size for sid, size in s.retained.items()}
+    ledger = s.ledger
+    ledger.credit(ledger.stack_id((a,)), 200 * MIB, 1.0)
+    ledger.credit(ledger.stack_id((b,)), 800 * MIB, 2.0)
+    ledger.release(800 * MIB, 3.0)
+    by_key = {ledger.stacks[sid][-1]: size for sid, size in ledger.retained.items()}
     assert by_key == {STARTUP_KEY: base, a: 200 * MIB}
-    assert s.inclusive[b] == 0 and s.series[b][-1] == (3.0, 0)
+    assert ledger.inclusive[b] == 0 and ledger.series[b][-1] == (3.0, 0)
 
 
 def test_ledger_stays_bounded(tmp_path: Path) -> None:
     s = _sampler(tmp_path)
     keys = [("f.py", i, "f") for i in range(2)]
     for i in range(10_000):
-        s._credit_ledger(s._stack_id((keys[i % 2],)), 1, float(i))
-    assert len(s.ledger) <= 4097
-    assert sum(size for _, size in s.ledger) == s.rss + 10_000
+        s.ledger.credit(s.ledger.stack_id((keys[i % 2],)), 1, float(i))
+    assert len(s.ledger.entries) <= 4097
+    assert sum(size for _, size in s.ledger.entries) == s.rss + 10_000
 
 
 def _stalled(source: str) -> int | None:
@@ -160,13 +162,53 @@ def test_sampler_holds_no_frame_while_it_reads_proc(tmp_path: Path) -> None:
     assert seen_alive == [False]
 
 
-def test_a_malformed_lines_file_loses_that_process_only(tmp_path: Path) -> None:
+def test_a_malformed_lines_file_loses_that_process_only_and_says_so(tmp_path: Path) -> None:
     from memgauge.capture._lines_read import read_lines
+    from memgauge.model import CaptureWarning
 
     s = _sampler(tmp_path)
     s.lines[("f.py", 3, "f")] = [0.5, 0.0, 0.1, 0.0, 6.0]
     s.flush()
+    good = json.loads((tmp_path / f"lines.{os.getpid()}.json").read_text())
+    assert good["v"] == 1
     (tmp_path / "lines.999999.json").write_text('{"pid": 999999, "keys": [["x.py"]]}')
     (tmp_path / "lines.999998.json").write_text("[1, 2")
-    data = read_lines(str(tmp_path), 0.0, 1.0)
+    (tmp_path / "lines.999997.json").write_text(json.dumps({**good, "pid": 999997, "v": 2}))
+    (tmp_path / "lines.999996.json").write_text(json.dumps({**good, "pid": 999996, "lines": [[0, 1.0]]}))
+    (tmp_path / "lines.999995.json.tmp").write_text("[")  # a write in progress: not a lines file
+    warnings: list[CaptureWarning] = []
+    data = read_lines(str(tmp_path), 0.0, warnings=warnings)
     assert [(x.pid, x.file, x.line) for x in data.lines] == [(os.getpid(), "f.py", 3)]
+    why = {w.file: w.message for w in warnings}
+    assert sorted(why) == [f"lines.99999{n}.json" for n in (6, 7, 8, 9)]
+    assert why["lines.999999.json"].startswith("no field 't_end'")
+    assert why["lines.999998.json"].startswith("not JSON")
+    assert why["lines.999997.json"].startswith("wire format version 2, and this memgauge reads version 1")
+    assert "ValueError" in why["lines.999996.json"]  # a row of two columns, not six
+    assert all(m.endswith("the line samples of this process are missing") for m in why.values())
+
+
+def test_lines_of_processes_left_out_on_purpose_are_no_warning(tmp_path: Path) -> None:
+    from memgauge.capture._lines_read import read_lines
+    from memgauge.model import CaptureWarning
+
+    _sampler(tmp_path).flush()
+    warnings: list[CaptureWarning] = []
+    assert read_lines(str(tmp_path), 0.0, {os.getpid() + 1}, warnings=warnings).lines == []
+    assert warnings == []
+
+
+def test_the_reader_returns_the_raw_series_and_finds_no_leak_itself(tmp_path: Path) -> None:
+    from memgauge.capture._lines_read import read_lines
+
+    s = _sampler(tmp_path)
+    a, b = ("f.py", 1, "outer"), ("f.py", 2, "inner")
+    for i in range(40):
+        s.ledger.credit(s.ledger.stack_id((a, b)), 2 * MIB, 1.0 + i / 10)
+    s.flush()
+    data = read_lines(str(tmp_path), 0.0)
+    (part,) = data.retained
+    assert part.pid == os.getpid() and {a, b} <= set(part.series)
+    assert part.series[b][-1] == (4.9, 80 * MIB)
+    assert [a, b] in part.stacks
+    assert not hasattr(data, "leaks")  # analysis, done by the runner's assembly

@@ -1,6 +1,7 @@
-"""Growth laws for scaling sweeps (``memgauge.analysis._growth``): law choice, prediction intervals,
-refusals to extrapolate, the largest size under a budget, and worker scaling, all on synthetic data
-whose truth is known. "Noise" is a fixed pattern of signs, so every run gives the same numbers."""
+"""Growth laws for scaling sweeps (``memgauge.analysis._growth``, ``_predict``, ``_tdist`` and
+``_scaling``): law choice, prediction intervals, refusals to extrapolate, the largest size under a
+budget, and worker scaling, all on synthetic data whose truth is known. "Noise" is a fixed pattern of
+signs, so every run gives the same numbers."""
 
 from __future__ import annotations
 
@@ -8,17 +9,10 @@ import math
 
 import pytest
 
-from memgauge.analysis._growth import (
-    LAWS,
-    Growth,
-    Prediction,
-    fit_law,
-    largest_within,
-    predict,
-    select_law,
-    t_quantile,
-    worker_scaling,
-)
+from memgauge.analysis._growth import LAWS, Growth, fit_law, select_law
+from memgauge.analysis._predict import Prediction, largest_within, predict
+from memgauge.analysis._scaling import worker_scaling
+from memgauge.analysis._tdist import t_quantile
 
 
 def chosen(xs: list[float], ys: list[float]) -> Growth:

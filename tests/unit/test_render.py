@@ -178,3 +178,100 @@ def test_two_rows_of_one_line_show_their_functions() -> None:
     text = TerminalRenderer(width=120, cwd="/proj").render(p)
     assert "a.py:5 <genexpr>" in text and "a.py:5 main" in text
     assert "a.py:9 " in text and "a.py:9 main" not in text
+
+
+# -- what every renderer shares: the layout, the HTML sections, the derived rows ----------------------
+
+
+def test_layout_leaves_out_optional_columns_in_order_and_never_cuts_a_figure() -> None:
+    from rich.console import Console
+
+    from memgauge.render._layout import Layout
+
+    layout = Layout(30)
+    name = layout.rest("name", least=8, removable=False)
+    first = layout.figure("first")
+    second = layout.figure("second")
+    kept = layout.figure("kept")
+    layout.add_row("a long name that will be cut", "1,000,000", "2,000,000", "3,000,000")
+    table = layout.fit([first, second])
+    # 8 characters of name and three figures of 9 do not fit in 30: the first figure goes
+    assert [c.header for c in table.columns] == ["name", "second", "kept"]
+    assert all(c is not first for c in table.columns) and second in table.columns
+    assert name.max_width == 8
+    console = Console(width=30, record=True, no_color=True)
+    console.print(table)
+    lines = console.export_text().splitlines()
+    assert all(len(line) <= 30 for line in lines)
+    assert "3,000,000" in lines[1] and lines[1].startswith("a long")
+    assert all(c.min_width == c.max_width == 9 for c in table.columns if c is kept)
+
+
+def test_layout_second_chance_takes_back_a_column_a_later_one_made_room_for() -> None:
+    from memgauge.render._layout import Layout
+
+    def fitted(second_chance: bool) -> list[str]:
+        layout = Layout(20)
+        layout.figure("x")
+        narrow = layout.figure("n")
+        wide = layout.figure("wide")
+        # leaving out the narrow one is not enough; once the wide one is out, it fits again
+        layout.add_row("1234567890", "1234", "123456789012")
+        return [str(c.header) for c in layout.fit([narrow, wide], second_chance=second_chance).columns]
+
+    assert fitted(False) == ["x"]
+    assert fitted(True) == ["x", "n"]
+
+
+def test_html_nav_links_exactly_the_sections_the_page_has() -> None:
+    import re
+
+    from memgauge.render import HtmlRenderer
+
+    page = HtmlRenderer().render(_profile())
+    nav = re.search(r"<nav>(.*?)</nav>", page)
+    assert nav is not None
+    links = re.findall(r'href="#([^"]+)"', nav.group(1))
+    sections = re.findall(r'<section id="([^"]+)"', page)
+    assert links == [s for s in sections if s not in ("summary", "allocation")]
+    assert links[:2] == ["memory", "phases"] and "leaks" not in links  # no leak suspects, no link
+
+
+def test_sections_register_once_and_build_in_order() -> None:
+    import pytest
+
+    from memgauge.render._html_page import Part, Sections
+
+    sections: Sections[int] = Sections()
+    sections.register("a", "first", lambda n: Part(f"<p>{n}</p>", "A"))
+    sections.register("b", None, lambda n: Part("<p>b</p>") if n > 1 else None)
+    sections.register("c", "third", lambda n: Part("<p>c</p>", note="n<b>b</b>"))
+    with pytest.raises(ValueError):
+        sections.register("a", "again", lambda n: None)
+    nav, html = sections.build(1)
+    assert nav == '<a href="#a">first</a><a href="#c">third</a>'
+    assert html == (
+        '<section id="a"><h2>A</h2><p>1</p></section>\n'
+        '<section id="c"><p class="note">n<b>b</b></p><p>c</p></section>\n'
+    )
+    assert sections.ids == ["a", "b", "c"]
+
+
+def test_import_ranking_and_totals() -> None:
+    from memgauge.analysis import import_totals, top_imports
+    from memgauge.model import ImportRecord
+
+    p = _profile()
+    p.imports = [
+        ImportRecord(10, "numpy", 0.1, 0.20, 30 * MIB, 0.15, 20 * MIB),
+        ImportRecord(10, "torch", 0.4, 0.90, 300 * MIB, 0.80, 280 * MIB),
+        ImportRecord(10, "tiny", 0.3, 0.005, 1 * MIB, 0.005, 1 * MIB),
+        ImportRecord(10, "pandas", 0.5, 0.20, 40 * MIB, 0.10, 10 * MIB),
+    ]
+    by_time = [r.package for r in top_imports(p, 3, by="time", least_seconds=0.01)]
+    assert by_time == ["torch", "numpy", "pandas"]  # a tie keeps the import order; "tiny" too short
+    assert [r.package for r in top_imports(p, by="memory")] == ["torch", "pandas", "numpy", "tiny"]
+    assert [r.package for r in top_imports(p, 2, by="own memory")] == ["torch", "numpy"]
+    totals = import_totals(p)
+    assert totals.seconds == 0.15 + 0.80 + 0.005 + 0.10
+    assert totals.resident_bytes == (20 + 280 + 1 + 10) * MIB

@@ -15,7 +15,7 @@ from rich.cells import cell_len
 from memgauge.analysis._sweep import SweepAnalysis, analyze
 from memgauge.model._sweep import PhaseSummary, Point, RunSummary, SweepResult, Value
 from memgauge.render import HtmlSweepRenderer, JsonSweepRenderer, TerminalSweepRenderer, sweep_json
-from memgauge.render._sweep_terminal import format_metric, format_range, metric_label
+from memgauge.render._sweep_words import format_metric, format_range, metric_label
 from tests.golden_check import check_golden
 from tests.sweep_synthetic import (
     MIB,

@@ -12,7 +12,7 @@ elsewhere (a request that allocates, then waits): then the call of that function
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -78,7 +78,7 @@ def fit_growth(
 
 
 def leak_suspects(
-    series: dict[K, Sequence[tuple[float, int]]],
+    series: Mapping[K, Sequence[tuple[float, int]]],
     t_end: float,
     callers: Iterable[tuple[K, K]],
     *,
@@ -101,3 +101,15 @@ def leak_suspects(
         and fits[inner].rate_bytes_per_second >= 0.95 * fits[outer].rate_bytes_per_second
     }
     return sorted((f for k, f in fits.items() if k not in covered), key=lambda f: -f.rate_bytes_per_second)
+
+
+def callers_in(stacks: Iterable[Sequence[K]], keys: Collection[K]) -> set[tuple[K, K]]:
+    """The ``callers`` of ``leak_suspects``: ``(outer, inner)`` for every two entries of ``keys``
+    found in one stack (outermost first), ``outer`` the nearer the stack's root."""
+    return {
+        (stack[i], stack[j])
+        for stack in stacks
+        for i in range(len(stack))
+        for j in range(i + 1, len(stack))
+        if stack[i] in keys and stack[j] in keys
+    }

@@ -1,8 +1,9 @@
 """Capture: what runs inside the measured process.
 
 The instruments (phases, metrics, the line sampler, the allocation tracker's start), the readers
-of ``/proc`` for one process, and the wire format the measured process writes (events, line
-files, allocation captures) with its readers. Stdlib only, and lazy: importing this package loads
+of ``/proc`` for one process, and the one versioned wire format the measured process writes
+(``_wire``: events, line files, allocation captures) with its readers, which name every file they
+could not use in warnings for the profile. Stdlib only, and lazy: importing this package loads
 nothing until a name is used, so the measured program starts as fast as without memgauge.
 """
 
@@ -21,10 +22,10 @@ if TYPE_CHECKING:
         BOOTSTRAP_MODULE,
         ENV_EVENTS_DIR,
         ENV_LINES,
-        read_events,
     )
+    from memgauge.capture._events_read import read_events
     from memgauge.capture._frames import is_library, is_own
-    from memgauge.capture._lines_read import read_lines, source_line
+    from memgauge.capture._lines_read import LineData, RetainedSeries, read_lines, source_line
     from memgauge.capture._phases import (
         ClosedPhase,
         OpenPhase,
@@ -49,10 +50,21 @@ if TYPE_CHECKING:
     from memgauge.capture._program import program_environment
     from memgauge.capture._protocols import MemorySource
     from memgauge.capture._record import listen_metrics, metrics_from_events, record, unlisten_metrics
-    from memgauge.capture._sampler import BEFORE_KEY, Sampler, active_sampler, start_sampler
+    from memgauge.capture._sampler import BEFORE_KEY, Sampler
+    from memgauge.capture._sampling import active_sampler, start_sampler
+    from memgauge.capture._wire import (
+        EV_ERROR,
+        EV_EXIT,
+        EV_HWM_RESET,
+        EV_METRIC,
+        EV_PHASE_END,
+        EV_PHASE_START,
+        MODULE_NOT_FOUND,
+        WIRE_VERSION,
+    )
 
 _NAMES = {
-    "active_sampler": "_sampler",
+    "active_sampler": "_sampling",
     "active_tracker": "_phases",
     "AUTOSTART_DIR": "_events",
     "BEFORE_KEY": "_sampler",
@@ -62,12 +74,20 @@ _NAMES = {
     "ENV_ALLOC": "_alloc",
     "ENV_EVENTS_DIR": "_events",
     "ENV_LINES": "_events",
+    "EV_ERROR": "_wire",
+    "EV_EXIT": "_wire",
+    "EV_HWM_RESET": "_wire",
+    "EV_METRIC": "_wire",
+    "EV_PHASE_END": "_wire",
+    "EV_PHASE_START": "_wire",
     "is_library": "_frames",
     "is_own": "_frames",
     "kill_until_gone": "_procfs",
+    "LineData": "_lines_read",
     "listen_metrics": "_record",
     "MemorySource": "_protocols",
     "metrics_from_events": "_record",
+    "MODULE_NOT_FOUND": "_wire",
     "OpenFiles": "_procfs",
     "OpenPhase": "_phases",
     "orphaned_entries": "_procfs",
@@ -81,16 +101,18 @@ _NAMES = {
     "read_allocations": "_alloc_read",
     "read_children": "_procfs",
     "read_cmdline": "_procfs",
-    "read_events": "_events",
+    "read_events": "_events_read",
     "read_lines": "_lines_read",
     "read_stat": "_procfs",
     "record": "_record",
+    "RetainedSeries": "_lines_read",
     "Sampler": "_sampler",
     "scan_ppids": "_procfs",
     "set_tracker": "_phases",
     "source_line": "_lines_read",
-    "start_sampler": "_sampler",
+    "start_sampler": "_sampling",
     "unlisten_metrics": "_record",
+    "WIRE_VERSION": "_wire",
 }
 __all__ = [
     "AUTOSTART_DIR",
@@ -100,13 +122,23 @@ __all__ = [
     "ENV_ALLOC",
     "ENV_EVENTS_DIR",
     "ENV_LINES",
+    "EV_ERROR",
+    "EV_EXIT",
+    "EV_HWM_RESET",
+    "EV_METRIC",
+    "EV_PHASE_END",
+    "EV_PHASE_START",
+    "MODULE_NOT_FOUND",
     "PAGE_SIZE",
+    "WIRE_VERSION",
     "ClosedPhase",
+    "LineData",
     "MemorySource",
     "OpenFiles",
     "OpenPhase",
     "PhaseTracker",
     "ProcSelfSource",
+    "RetainedSeries",
     "Sampler",
     "active_sampler",
     "active_tracker",

@@ -1,11 +1,11 @@
 """Heap allocation tracking with memray, inside the measured process (``memgauge run --alloc``).
 
 Each tracked process writes ``alloc.<pid>.bin`` (a memray capture) and ``alloc.<pid>.json`` (its
-resident size when tracking began) into the events directory. memray runs in its aggregated format:
-the process keeps per-line totals at its allocation peak in memory and writes them once, when the
-tracker stops, rather than streaming every allocation to a file that grows for as long as the
-program runs. A process that dies before its tracker stops (SIGKILL, the OOM killer) therefore
-leaves no readable capture.
+resident size when tracking began) into the events directory, as the wire format (``_wire``) says.
+memray runs in its aggregated format: the process keeps per-line totals at its allocation peak in
+memory and writes them once, when the tracker stops, rather than streaming every allocation to a
+file that grows for as long as the program runs. A process that dies before its tracker stops
+(SIGKILL, the OOM killer) therefore leaves no readable capture.
 
 The tracker is entered from a short-lived thread: memray drops, from every later stack of the
 thread that entered it, as many outermost frames as that thread had then. Entered from the
@@ -24,6 +24,8 @@ Nothing here may raise into the program: any failure leaves that process untrack
 from __future__ import annotations
 
 import os
+
+from memgauge.capture._wire import ALLOC_BASELINE, ALLOC_CAPTURE, VERSION, WIRE_VERSION, file_name
 
 # not `from typing import ...`: importing typing costs the measured process ~8 ms
 TYPE_CHECKING = False
@@ -48,7 +50,7 @@ def start(directory: str) -> None:
         return
     _pid = pid
     try:
-        tracker = _enter(os.path.join(directory, f"alloc.{pid}.bin"))
+        tracker = _enter(os.path.join(directory, file_name(ALLOC_CAPTURE, pid)))
     except Exception:
         return
     if tracker is None:
@@ -115,9 +117,9 @@ def _write_baseline(pid: int) -> None:
     import json
     import time
 
-    data = {"baseline": _resident_bytes(), "t": time.monotonic()}
+    data = {VERSION: WIRE_VERSION, "baseline": _resident_bytes(), "t": time.monotonic()}
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
-    fd = os.open(os.path.join(_directory, f"alloc.{pid}.json"), flags, 0o600)
+    fd = os.open(os.path.join(_directory, file_name(ALLOC_BASELINE, pid)), flags, 0o600)
     try:
         os.write(fd, json.dumps(data).encode())
     finally:

@@ -1,6 +1,7 @@
-"""Reading what ``_alloc`` left in the events directory after the program ended: each process's
-allocation peak, the lines holding the live allocations at that peak, and how the process's resident
-peak splits against it (see ``Reconciliation``)."""
+"""Reading what ``_alloc`` left in the events directory after the program ended (the files
+``_wire`` names): each process's allocation peak, the lines holding the live allocations at that
+peak, and how the process's resident peak splits against it (see ``Reconciliation``). A capture or
+baseline that cannot be read is named in the profile's warnings."""
 
 from __future__ import annotations
 
@@ -8,20 +9,19 @@ import functools
 import json
 import linecache
 import os
-import re
 import runpy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memgauge.capture._frames import is_library, is_own
-from memgauge.model import AllocationPeak, Attribution, Reconciliation
+from memgauge.capture._wire import ALLOC_BASELINE, ALLOC_CAPTURE, BASELINE_FIELDS, file_name, pid_of, problem
+from memgauge.model import AllocationPeak, Attribution, CaptureWarning, Reconciliation
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
 __all__ = ["read_allocations"]
 
-_CAPTURE = re.compile(r"^alloc\.(\d+)\.bin$")
 # pseudo-files: allocations made with no Python frame on the stack, and those made by memgauge's own
 # code with no frame of the program's (the bootstrap running the program, the samplers)
 NATIVE_FILE = "<native>"
@@ -63,15 +63,22 @@ class _Capture:
 
 
 def read_allocations(
-    directory: str, resident_peaks: dict[int, int], *, lib: bool = False, top: int = 50
+    directory: str,
+    resident_peaks: dict[int, int],
+    *,
+    lib: bool = False,
+    top: int = 50,
+    warnings: list[CaptureWarning] | None = None,
 ) -> tuple[AllocationPeak | None, list[Reconciliation]]:
     """The allocation peak of the processes that wrote captures under ``directory`` and, for those
     with a resident peak in ``resident_peaks`` (pid to VmHWM bytes), the reconciliation of the two.
-    ``(None, [])`` when no process wrote a capture."""
+    ``(None, [])`` when no process wrote a readable capture. A file that cannot be used is appended
+    to ``warnings`` (the profile's; None only where no profile is made)."""
+    sink: list[CaptureWarning] = warnings if warnings is not None else []
     paths = _capture_paths(directory)
     if not paths:
         return None, []
-    captures = [c for c in (_read_capture(pid, path) for pid, path in sorted(paths.items())) if c]
+    captures = [c for c in (_read_capture(pid, path, sink) for pid, path in sorted(paths.items())) if c]
     if not captures:
         return None, []
     lines: dict[tuple[int, str, int], _Line] = {}
@@ -96,7 +103,7 @@ def read_allocations(
         ],
     )
     reconciliation = [
-        _reconcile(c, resident_peaks[c.pid], _baseline(directory, c.pid))
+        _reconcile(c, resident_peaks[c.pid], _baseline(directory, c.pid, sink))
         for c in captures
         if c.pid in resident_peaks
     ]
@@ -108,11 +115,11 @@ def _capture_paths(directory: str) -> dict[int, str]:
         names = os.listdir(directory)
     except OSError:
         return {}
-    matches = ((_CAPTURE.match(name), name) for name in names)
-    return {int(m.group(1)): os.path.join(directory, name) for m, name in matches if m is not None}
+    pids = ((pid_of(name, ALLOC_CAPTURE), name) for name in names)
+    return {pid: os.path.join(directory, name) for pid, name in pids if pid is not None}
 
 
-def _read_capture(pid: int, path: str) -> _Capture | None:
+def _read_capture(pid: int, path: str, warnings: list[CaptureWarning]) -> _Capture | None:
     """None for a file a process never finished: it was killed, or exec'd, before its tracker
     stopped (the aggregated format writes everything at the stop)."""
     import memray
@@ -128,7 +135,14 @@ def _read_capture(pid: int, path: str) -> _Capture | None:
             snapshots = [(int(s.rss), int(s.heap)) for s in reader.get_memory_snapshots()]
     # an unfinished file fails in ways memray does not document (OSError for a short header, others
     # for a torn body)
-    except Exception:
+    except Exception as e:
+        warnings.append(
+            CaptureWarning(
+                os.path.basename(path),
+                f"memray could not read it ({type(e).__name__}): the process ended before its tracker "
+                "wrote the capture (killed, or exec'd), and its allocations are missing",
+            )
+        )
         return None
     return _Capture(pid, peak, records, snapshots)
 
@@ -171,13 +185,27 @@ def _charge(
         entry.stack = [f"{f[1]}:{f[2]}" for f in reversed(callers[:MAX_STACK])]
 
 
-def _baseline(directory: str, pid: int) -> int | None:
+def _baseline(directory: str, pid: int, warnings: list[CaptureWarning]) -> int | None:
+    """None when the process recorded no baseline (the reconciliation says so in its notes) or the
+    file cannot be used (a warning says so too)."""
+    name = file_name(ALLOC_BASELINE, pid)
     try:
-        with open(os.path.join(directory, f"alloc.{pid}.json"), encoding="utf-8") as f:
+        with open(os.path.join(directory, name), encoding="utf-8") as f:
             data: Any = json.load(f)
-        return int(data["baseline"]) if isinstance(data, dict) else None
-    except (OSError, ValueError, KeyError, TypeError):
+    except FileNotFoundError:
         return None
+    except OSError as e:
+        why: str | None = f"unreadable ({e.strerror or e})"
+    except ValueError as e:
+        why = f"not JSON ({e})"
+    else:
+        why = problem(data, BASELINE_FIELDS)
+    if why is not None:
+        warnings.append(
+            CaptureWarning(name, f"{why}: the reconciliation uses memray's first snapshot instead")
+        )
+        return None
+    return int(data["baseline"])
 
 
 def _at_peak(snapshots: Iterable[tuple[int, int]]) -> tuple[int, int, int] | None:

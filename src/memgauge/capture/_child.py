@@ -19,6 +19,7 @@ import types
 from memgauge.capture import _phases, _procfs
 from memgauge.capture._events import BOOTSTRAP_FAILED, ENV_EVENTS_DIR, EventWriter
 from memgauge.capture._program import program_environment
+from memgauge.capture._wire import EV_ERROR, EV_EXIT, MODULE_NOT_FOUND
 
 _OWN_FILES = frozenset({__file__, runpy.__file__ or "", "<frozen runpy>"})
 
@@ -30,7 +31,7 @@ def _report_exit(writer: EventWriter) -> None:
         hwm = max(hwm, tracker.process_peak)
     writer.write(
         {
-            "ev": "exit",
+            "ev": EV_EXIT,
             "t": time.monotonic(),
             "hwm": hwm,
             "cmdline": _procfs.read_cmdline(os.getpid()),
@@ -68,7 +69,7 @@ def main(argv: list[str]) -> None:
         if error is not None:
             if writer is not None:
                 writer.write(
-                    {"ev": "error", "t": time.monotonic(), "kind": "module_not_found", "message": error}
+                    {"ev": EV_ERROR, "t": time.monotonic(), "kind": MODULE_NOT_FOUND, "message": error}
                 )
                 atexit.unregister(_report_exit)
             else:

@@ -1,16 +1,17 @@
-"""Events from measured processes to the runner.
+"""Events from measured processes to the runner: the writer, and the names of the environment.
 
 Each process appends JSON lines to its own file ``events.<pid>.jsonl`` in the directory named by
-``MEMGAUGE_EVENTS_DIR``. One ``os.write`` per event on an ``O_APPEND`` descriptor: nothing is
-buffered in the process, so a process killed by SIGKILL or the OOM killer loses no event it wrote.
-A forked child notices its new pid and opens its own file.
-
-Times are ``time.monotonic()``, which on Linux is one clock for every process on the machine.
+``MEMGAUGE_EVENTS_DIR``, in the wire format (``_wire``). One ``os.write`` per event on an
+``O_APPEND`` descriptor: nothing is buffered in the process, so a process killed by SIGKILL or the
+OOM killer loses no event it wrote. A forked child notices its new pid and opens its own file.
+``_events_read`` reads them back.
 """
 
 from __future__ import annotations
 
 import os
+
+from memgauge.capture._wire import EVENTS, VERSION, WIRE_VERSION, file_name
 
 # not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
 TYPE_CHECKING = False
@@ -50,29 +51,9 @@ class EventWriter:
             if pid != self._pid:
                 self._pid = pid
                 flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
-                self._fd = os.open(os.path.join(self._dir, f"events.{pid}.jsonl"), flags, 0o600)
+                self._fd = os.open(os.path.join(self._dir, file_name(EVENTS, pid)), flags, 0o600)
+            event[VERSION] = WIRE_VERSION
             event["pid"] = pid
             os.write(self._fd, (json.dumps(event, separators=(",", ":")) + "\n").encode())
         except (OSError, ValueError, TypeError):
             self.broken = True
-
-
-def read_events(directory: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every event written under ``directory``, ordered by time. A torn last line (a process killed
-    in the middle of a write) is skipped, not fatal."""
-    import json
-
-    events: list[dict[str, Any]] = []
-    names = sorted(n for n in os.listdir(directory) if n.startswith("events.") and n.endswith(".jsonl"))
-    for name in names:
-        with open(os.path.join(directory, name), "rb") as f:
-            lines = f.read().splitlines()
-        for line in lines:
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(ev, dict) and "ev" in ev:
-                events.append(ev)
-    events.sort(key=lambda e: float(e.get("t", 0.0)))
-    return events

@@ -1,5 +1,6 @@
-"""Which source files are the user's and which are libraries', for folding library frames into the
-first user frame that called them. Imports only ``os`` and ``sys``: it runs in the measured process.
+"""Which source files are the user's and which are libraries', and the stacks of a process's threads
+read as the lines to charge (``StackReader``), library frames folded into the first user frame that
+called them. Imports only ``os`` and ``sys``: it runs in the measured process.
 
 A file is a library's when it lies in the interpreter's own tree or a virtual environment's
 ``lib/pythonX.Y`` (standard library and installed packages), in any ``site-packages`` or
@@ -15,7 +16,11 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from types import FrameType
+    from types import CodeType, FrameType
+
+    Key = tuple[str, int, str]
+    # (thread ident, keys innermost first, code and instruction of the frame keys[0] stands for)
+    Stack = tuple[int, list[Key], tuple[CodeType, int] | None]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -68,3 +73,82 @@ def forked_to_exec() -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+MAX_DEPTH = 48  # user frames kept per stack, innermost first
+MAX_WALK = 1024  # frames looked at: import machinery nests deep above the user's line
+OWN, LIBRARY, USER = 0, 1, 2
+
+
+class StackReader:
+    """Reads every Python thread's stack as the keys ``(file, line, function)`` to charge: the
+    user's frames, or every frame with ``lib``. ``own_running`` says whether the last read found
+    only memgauge's own code running."""
+
+    def __init__(self, lib: bool) -> None:
+        self.lib = lib
+        self.kinds: dict[str, int] = {}
+        self.own_running = False
+
+    def kind(self, filename: str) -> int:
+        kind = self.kinds.get(filename)
+        if kind is None:
+            kind = OWN if is_own(filename) else LIBRARY if is_library(filename) else USER
+            self.kinds[filename] = kind
+        return kind
+
+    def keys(self, frame: FrameType | None) -> list[Key]:
+        """The frames to charge, innermost first: user frames, or every frame with ``lib``;
+        the innermost library frame when no user frame is on the stack."""
+        keys: list[Key] = []
+        fallback: Key | None = None
+        own = False
+        users = 0  # keys[:users] ends with the outermost user frame seen so far
+        depth = 0
+        while frame is not None and depth < MAX_WALK and len(keys) < MAX_DEPTH:
+            code = frame.f_code
+            kind = self.kind(code.co_filename)
+            if kind == USER or (kind == LIBRARY and self.lib):
+                keys.append((code.co_filename, frame.f_lineno or 0, code.co_name))
+                if kind == USER:
+                    users, own = len(keys), False
+            elif kind == LIBRARY:
+                if fallback is None:
+                    fallback = (code.co_filename, frame.f_lineno or 0, code.co_name)
+            else:
+                own = True
+            frame = frame.f_back
+            depth += 1
+        if own and self.lib:
+            # memgauge's frames outside every user frame: the library frames between them (runpy
+            # running the script) are memgauge's, and with no user frame the whole stack is
+            del keys[users:]
+        if not keys and fallback is not None and not own:
+            # library code with no user code under it (a pool's worker thread), but not memgauge's
+            # own start-up (the bootstrap importing what it needs)
+            keys.append(fallback)
+        if not keys and own:
+            self.own_running = True
+        return keys
+
+    def stacks(self, own_ident: int) -> list[Stack]:
+        """Every Python thread's but the sampler's own (``own_ident``). Nothing in here lets go of
+        the GIL, and no frame survives the return."""
+        self.own_running = False
+        frames = sys._current_frames()
+        frames.pop(own_ident, None)
+        stacks: list[Stack] = []
+        for ident, frame in frames.items():
+            keys = self.keys(frame)
+            if keys:
+                stacks.append((ident, keys, self._position(frame, keys)))
+        return stacks
+
+    def _position(self, frame: FrameType | None, keys: list[Key]) -> tuple[CodeType, int] | None:
+        """Code and current instruction of the frame ``keys[0]`` stands for, when it is the
+        innermost frame apart from memgauge's own (an import reaches its import hook first)."""
+        while frame is not None and self.kind(frame.f_code.co_filename) == OWN:
+            frame = frame.f_back
+        if frame is None or frame.f_code.co_filename != keys[0][0]:
+            return None  # library code ran innermost: charged to the user line that called it
+        return frame.f_code, frame.f_lasti

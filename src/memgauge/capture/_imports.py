@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 
 class ImportTracker:
-    """Records into ``records()``, a list of ``[package, start, seconds, bytes, self seconds,
-    self bytes]`` looked up at each import (a forked child records into its own)."""
+    """Records into ``records()``, a list of rows of the wire format's ``IMPORT_ROW`` (``_wire``):
+    ``[package, start, seconds, resident bytes, self seconds, self resident bytes]``, looked up at
+    each import (a forked child records into its own)."""
 
     def __init__(self, resident: Callable[[], int], records: Callable[[], list[list[Any]] | None]) -> None:
         self.resident = resident

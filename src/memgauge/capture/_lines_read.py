@@ -1,17 +1,38 @@
-"""Read what the samplers of a run's Python processes wrote (``lines.<pid>.json``) into the parts
-of a Profile: line statistics, peak attribution, leak suspects and import footprint."""
+"""Read what the samplers of a run's Python processes wrote (``lines.<pid>.json``, laid out as
+``_wire`` says) into the parts of a Profile: line statistics, peak attribution and import footprint,
+and, raw, each process's retained-memory series (finding leaks in them is analysis: the runner's
+assembly does it).
+
+A file that cannot be read whole (cut short, of a wire version this memgauge does not read, not
+laid out as the format says) loses that process's lines, never the run's profile, and is named in
+the profile's warnings.
+"""
 
 from __future__ import annotations
 
+import json
 import linecache
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memgauge._files import read_json_object
-from memgauge.analysis import leak_suspects
-from memgauge.model import Attribution, ImportRecord, LeakSuspect, LineStats
+from memgauge.capture._wire import (
+    IMPORT_ROW,
+    KEY_ROW,
+    LINE_ROW,
+    LINES,
+    LINES_FIELDS,
+    LINES_OPTIONAL,
+    PEAK_FIELDS,
+    PEAK_OPTIONAL,
+    POINT_ROW,
+    RETAINED_ROW,
+    SERIES_ROW,
+    layout_problem,
+    pid_of,
+    problem,
+)
+from memgauge.model import Attribution, CaptureWarning, ImportRecord, LineStats
 
 Key = tuple[str, int, str]
 
@@ -23,12 +44,24 @@ STACK_DEPTH = 16
 
 
 @dataclass
+class RetainedSeries:
+    """One process's inclusive retained bytes per line over time (``(t, bytes)``, ``t`` on the
+    monotonic clock), the sampled stacks (outermost frame first) and when its sampling ended."""
+
+    pid: int
+    t_end: float
+    series: dict[Key, list[tuple[float, int]]]
+    stacks: list[list[Key]]
+
+
+@dataclass
 class LineData:
     lines: list[LineStats] = field(default_factory=list)
     attribution: list[Attribution] = field(default_factory=list)
-    leaks: list[LeakSuspect] = field(default_factory=list)
     imports: list[ImportRecord] = field(default_factory=list)
     sampled_peaks: dict[int, int] = field(default_factory=dict)
+    # per process, in the order of the files
+    retained: list[RetainedSeries] = field(default_factory=list)
 
 
 def source_line(file: str, line: int) -> str:
@@ -37,53 +70,96 @@ def source_line(file: str, line: int) -> str:
     return linecache.getline(file, line).strip()
 
 
-def read_lines(directory: str, t0: float, wall: float, pids: set[int] | None = None) -> LineData:
-    """``pids``: the processes to keep (a pre-exec image's file is dropped); all when None."""
+def read_lines(
+    directory: str,
+    t0: float,
+    pids: set[int] | None = None,
+    *,
+    warnings: list[CaptureWarning] | None = None,
+) -> LineData:
+    """What the samplers under ``directory`` wrote, times as seconds since ``t0``. ``pids``: the
+    processes to keep (a pre-exec image's file is left out); all when None. A file that cannot be
+    used is appended to ``warnings`` (the profile's; None only where no profile is made)."""
     out = LineData()
-    names = sorted(n for n in os.listdir(directory) if n.startswith("lines.") and n.endswith(".json"))
+    names = sorted(n for n in os.listdir(directory) if pid_of(n, LINES) is not None)
     for name in names:
-        data = read_json_object(os.path.join(directory, name))
+        part = LineData()
         try:
-            if data is None or (pids is not None and int(data["pid"]) not in pids):
+            data = _load(os.path.join(directory, name))
+            if pids is not None and data["pid"] not in pids:
                 continue
-            part = LineData()
-            _process(data, t0, wall, part)
-        except (KeyError, IndexError, ValueError, TypeError):
-            # a file the sampler did not write whole (its process ran another memgauge, or an old
-            # one): that process has no lines, the run keeps its profile
+            _process(data, t0, part)
+        except _UnreadableError as e:
+            if warnings is not None:
+                warnings.append(CaptureWarning(name, f"{e}: the line samples of this process are missing"))
             continue
         out.lines.extend(part.lines)
         out.attribution.extend(part.attribution)
-        out.leaks.extend(part.leaks)
         out.imports.extend(part.imports)
         out.sampled_peaks.update(part.sampled_peaks)
+        out.retained.extend(part.retained)
     out.lines.sort(key=lambda s: -(s.cpu_python_seconds + s.cpu_native_seconds + s.wait_seconds))
     out.attribution.sort(key=lambda a: -a.bytes)
-    out.leaks.sort(key=lambda s: -s.rate_bytes_per_second)
     out.imports.sort(key=lambda r: (r.start_seconds, r.pid))
     for stats in out.lines[:SOURCE_LINES]:
         stats.source = source_line(stats.file, stats.line)
     return out
 
 
-def _process(data: dict[str, Any], t0: float, wall: float, out: LineData) -> None:
+class _UnreadableError(Exception):
+    """Why a lines file cannot be used."""
+
+
+def _load(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as e:
+        raise _UnreadableError(f"unreadable ({e.strerror or e})") from e
+    except ValueError as e:
+        raise _UnreadableError(f"not JSON ({e})") from e
+    why = problem(data, LINES_FIELDS, LINES_OPTIONAL)
+    if why is None:
+        inner = layout_problem(data["peak"], PEAK_FIELDS, PEAK_OPTIONAL)
+        why = None if inner is None else f"in 'peak': {inner}"
+    if why is not None:
+        raise _UnreadableError(why)
+    return dict(data)
+
+
+def _rows(names: tuple[str, ...], rows: Any) -> list[dict[str, Any]]:
+    """Positional rows as dicts by column name; a row of another length is a malformed file."""
+    return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+def _process(data: dict[str, Any], t0: float, out: LineData) -> None:
+    try:
+        _decode(data, t0, out)
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
+        detail = f"no {e}" if isinstance(e, KeyError) else f"{type(e).__name__}: {e}"
+        raise _UnreadableError(f"not laid out as the wire format says ({detail})") from e
+
+
+def _decode(data: dict[str, Any], t0: float, out: LineData) -> None:
     pid = int(data["pid"])
-    keys: list[Key] = [(str(k[0]), int(k[1]), str(k[2])) for k in data["keys"]]
+    keys: list[Key] = [
+        (str(k["file"]), int(k["line"]), str(k["function"])) for k in _rows(KEY_ROW, data["keys"])
+    ]
     stacks: dict[int, list[Key]] = {int(sid): [keys[i] for i in ks] for sid, ks in data["stacks"].items()}
 
     lines = [
         LineStats(
             pid=pid,
-            file=keys[row[0]][0],
-            line=keys[row[0]][1],
-            function=keys[row[0]][2],
-            cpu_python_seconds=round(row[1], 6),
-            cpu_native_seconds=round(row[2], 6),
-            wait_seconds=round(row[3], 6),
-            resident_growth_bytes=int(row[4]),
-            samples=int(row[5]),
+            file=keys[row["key"]][0],
+            line=keys[row["key"]][1],
+            function=keys[row["key"]][2],
+            cpu_python_seconds=round(row["cpu_python_seconds"], 6),
+            cpu_native_seconds=round(row["cpu_native_seconds"], 6),
+            wait_seconds=round(row["wait_seconds"], 6),
+            resident_growth_bytes=int(row["resident_growth_bytes"]),
+            samples=int(row["samples"]),
         )
-        for row in data["lines"]
+        for row in _rows(LINE_ROW, data["lines"])
     ]
     lines.sort(key=lambda s: -(s.cpu_python_seconds + s.cpu_native_seconds + s.wait_seconds))
     kept = lines[:TOP_LINES]
@@ -94,11 +170,11 @@ def _process(data: dict[str, Any], t0: float, wall: float, out: LineData) -> Non
     out.sampled_peaks[pid] = int(peak["rss"])
     by_line: dict[Key, int] = {}
     callers_of: dict[Key, list[Key]] = {}
-    for sid, size in peak["retained"]:
-        stack = stacks.get(int(sid))
+    for entry in _rows(RETAINED_ROW, peak["retained"]):
+        stack = stacks.get(int(entry["stack"]))
         if not stack:
             continue
-        by_line[stack[-1]] = by_line.get(stack[-1], 0) + int(size)
+        by_line[stack[-1]] = by_line.get(stack[-1], 0) + int(entry["bytes"])
         callers_of.setdefault(stack[-1], stack[:-1])
     ranked = sorted(by_line.items(), key=lambda kv: -kv[1])[:TOP_ATTRIBUTION]
     out.attribution.extend(
@@ -115,42 +191,20 @@ def _process(data: dict[str, Any], t0: float, wall: float, out: LineData) -> Non
         if size > 0
     )
 
-    t_end = float(data["t_end"])
-    series: dict[Key, Sequence[tuple[float, int]]] = {
-        keys[i]: [(float(t), int(b)) for t, b in points] for i, points in data["series"]
+    series = {
+        keys[s["key"]]: [(float(p["t"]), int(p["bytes"])) for p in _rows(POINT_ROW, s["points"])]
+        for s in _rows(SERIES_ROW, data["series"])
     }
-    pairs = {
-        (stack[i], stack[j])
-        for stack in stacks.values()
-        for i in range(len(stack))
-        for j in range(i + 1, len(stack))
-        if stack[i] in series and stack[j] in series
-    }
-    for fit in leak_suspects(series, t_end, pairs):
-        file, line, function = fit.key
-        out.leaks.append(
-            LeakSuspect(
-                pid=pid,
-                file=file,
-                line=line,
-                function=function,
-                rate_bytes_per_second=round(fit.rate_bytes_per_second, 1),
-                retained_bytes=fit.retained_bytes,
-                first_seconds=round(fit.first_seconds - t0, 4),
-                last_seconds=round(fit.last_seconds - t0, 4),
-                fit_r2=round(fit.r2, 4),
-                source=source_line(file, line),
-            )
-        )
+    out.retained.append(RetainedSeries(pid, float(data["t_end"]), series, list(stacks.values())))
     out.imports.extend(
         ImportRecord(
             pid=pid,
-            package=str(r[0]),
-            start_seconds=round(float(r[1]) - t0, 6),
-            seconds=round(float(r[2]), 6),
-            resident_bytes=int(r[3]),
-            self_seconds=round(float(r[4]), 6),
-            self_resident_bytes=int(r[5]),
+            package=str(r["package"]),
+            start_seconds=round(float(r["start"]) - t0, 6),
+            seconds=round(float(r["seconds"]), 6),
+            resident_bytes=int(r["resident_bytes"]),
+            self_seconds=round(float(r["self_seconds"]), 6),
+            self_resident_bytes=int(r["self_resident_bytes"]),
         )
-        for r in data["imports"]
+        for r in _rows(IMPORT_ROW, data["imports"])
     )

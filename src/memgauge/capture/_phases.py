@@ -20,6 +20,7 @@ import time
 
 from memgauge.capture import _procfs
 from memgauge.capture._events import ENV_EVENTS_DIR, EventWriter
+from memgauge.capture._wire import EV_HWM_RESET, EV_PHASE_END, EV_PHASE_START
 
 # not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
 TYPE_CHECKING = False
@@ -172,7 +173,7 @@ class PhaseTracker:
 
 
 class EventSink:
-    """Sends phase events to the runner of ``memgauge run`` (see ``_events``)."""
+    """Sends phase events to the runner of ``memgauge run`` (see ``_events``, ``_wire``)."""
 
     def __init__(self, writer: EventWriter) -> None:
         self._writer = writer
@@ -180,7 +181,7 @@ class EventSink:
     def phase_started(self, phase: OpenPhase, high_water_before: int) -> None:
         self._writer.write(
             {
-                "ev": "phase_start",
+                "ev": EV_PHASE_START,
                 "t": phase.start,
                 "id": phase.id,
                 "name": phase.name,
@@ -194,12 +195,12 @@ class EventSink:
         )
 
     def high_water_reset(self, high_water_before: int) -> None:
-        self._writer.write({"ev": "hwm_reset", "t": time.monotonic(), "hwm_before": high_water_before})
+        self._writer.write({"ev": EV_HWM_RESET, "t": time.monotonic(), "hwm_before": high_water_before})
 
     def phase_ended(self, closed: ClosedPhase) -> None:
         self._writer.write(
             {
-                "ev": "phase_end",
+                "ev": EV_PHASE_END,
                 "t": closed.end,
                 "id": closed.phase.id,
                 "peak": closed.peak,

@@ -17,6 +17,7 @@ import threading
 import time
 
 from memgauge.capture._events import ENV_EVENTS_DIR, EventWriter
+from memgauge.capture._wire import EV_METRIC
 
 _writer: EventWriter | None = None
 _checked_pid = -1
@@ -37,7 +38,7 @@ def record(name: str, value: float) -> None:
         raise ValueError(f"memgauge.record: value must be finite, not {value!r}")
     writer = _event_writer()
     if writer is not None:
-        writer.write({"ev": "metric", "t": time.monotonic(), "name": name, "value": number})
+        writer.write({"ev": EV_METRIC, "t": time.monotonic(), "name": name, "value": number})
     for metrics in _listeners:
         metrics[name] = number
 
@@ -70,7 +71,7 @@ def metrics_from_events(events: list[dict[str, object]]) -> dict[str, float]:
     summed over processes."""
     last: dict[tuple[str, int], float] = {}
     for ev in events:
-        if ev.get("ev") != "metric":
+        if ev.get("ev") != EV_METRIC:
             continue
         name, value, pid = ev.get("name"), ev.get("value"), ev.get("pid")
         if isinstance(name, str) and isinstance(value, (int, float)) and isinstance(pid, int):

@@ -25,17 +25,17 @@ def start_all() -> None:
         from memgauge.capture import _alloc
 
         _alloc.start(directory)
-    from memgauge.capture import _sampler
+    from memgauge.capture import _sampling
 
-    if _sampler.start_from_env() is not None:
+    if _sampling.start_from_env() is not None:
         from memgauge.capture._imports import ImportTracker
 
         def resident() -> int:
-            sampler = _sampler.active_sampler()
+            sampler = _sampling.active_sampler()
             return sampler.resident() if sampler is not None else 0
 
         def records() -> list[list[object]] | None:
-            sampler = _sampler.active_sampler()
+            sampler = _sampling.active_sampler()
             return sampler.imports if sampler is not None else None
 
         ImportTracker(resident, records).install()

@@ -18,11 +18,11 @@ from typing import Any
 from memgauge._errors import ProfileFormatError
 from memgauge._files import write_output
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty, a
 # v2 one (before enforced limits) without exit.stopped_by, a v3 one (before program metrics) without
-# metrics
-READABLE_VERSIONS = (1, 2, 3, 4)
+# metrics, a v4 one (before capture warnings) without warnings
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 # in peak.notes when sampling missed part of the tree, so error_bound_bytes bounds nothing
 UNBOUNDED_NOTE = "some processes were seen in a sampled sum but have no record: the error bound is unknown"
 
@@ -31,6 +31,7 @@ __all__ = [
     "UNBOUNDED_NOTE",
     "AllocationPeak",
     "Attribution",
+    "CaptureWarning",
     "CpuTimes",
     "ExitStatus",
     "ImportRecord",
@@ -233,6 +234,15 @@ class LeakSuspect:
 
 
 @dataclass
+class CaptureWarning:
+    """A file the measured processes wrote that the profile could not use, whole or in part:
+    ``file`` is its name in the events directory, ``message`` what was wrong and what was lost."""
+
+    file: str
+    message: str
+
+
+@dataclass
 class Profile:
     command: list[str]
     exit: ExitStatus
@@ -253,6 +263,8 @@ class Profile:
     # what the program recorded with memgauge.record(name, value): the last value of each process,
     # summed over the processes that recorded it
     metrics: dict[str, float] = field(default_factory=dict)
+    # what capture wrote and could not be read: the profile lacks that part (never left out unsaid)
+    warnings: list[CaptureWarning] = field(default_factory=list)
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -308,6 +320,7 @@ class Profile:
                 started_at=str(data.get("started_at", "")),
                 memgauge_version=str(data.get("memgauge_version", "")),
                 metrics={str(k): _finite(v) for k, v in dict(data.get("metrics") or {}).items()},
+                warnings=[CaptureWarning(**w) for w in data.get("warnings", [])],
                 schema_version=SCHEMA_VERSION,
             )
         except (KeyError, TypeError, ValueError) as e:

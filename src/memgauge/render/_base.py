@@ -1,3 +1,5 @@
+"""What every renderer of a profile is: one method, ``render(profile) -> str``."""
+
 from __future__ import annotations
 
 from typing import Protocol

@@ -3,18 +3,21 @@
 Chart.js (MIT, vendored from the npm registry by ``scripts/vendor_chartjs.sh``), the stylesheet,
 the page script and the page's data are all inlined. A Content-Security-Policy forbids every
 fetch, so a report never reaches the network, even by mistake.
+
+Also here: the table cells every page uses, and ``Sections``, the registry each kind of page keeps
+its sections in (anchor, nav text, build function): the page's nav is built from it.
 """
 
 from __future__ import annotations
 
-import html
-import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from memgauge._units import format_bytes, format_seconds
+from memgauge.render._format import esc, script_json
 
 CHARTJS_VERSION = "4.6.1"
 CHARTJS_SHA256 = "87364cc2b2a76a6684929e7d6b80b18a897794db38400caff1fcf1791c6925d2"
@@ -25,16 +28,6 @@ _CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline
 @cache
 def asset(name: str) -> str:
     return files("memgauge.render").joinpath("_assets").joinpath(name).read_text(encoding="utf-8")
-
-
-def esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _script_json(data: Any) -> str:
-    """JSON that cannot end its <script> element early, whatever strings it holds."""
-    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def page(title: str, body: str, data: Any) -> str:
@@ -49,7 +42,7 @@ def page(title: str, body: str, data: Any) -> str:
         "</head>\n<body>\n"
         '<div id="memgauge-error" class="error" hidden></div>\n'
         f"{body}\n"
-        f'<script type="application/json" id="memgauge-data">{_script_json(data)}</script>\n'
+        f'<script type="application/json" id="memgauge-data">{script_json(data)}</script>\n'
         f"<script>\n{asset('chart.umd.min.js')}\n</script>\n"
         f"<script>\n{asset('report.js')}</script>\n"
         "</body>\n</html>\n"
@@ -130,6 +123,87 @@ def table(headers: Sequence[tuple[str, bool]], rows: Sequence[Sequence[Cell]], *
     )
 
 
-def section(anchor: str, title: str, content: str, *, note: str = "") -> str:
-    extra = f'<p class="note">{note}</p>' if note else ""
-    return f'<section id="{esc(anchor)}"><h2>{esc(title)}</h2>{extra}{content}</section>\n'
+NA = Cell('<span class="na">—</span>', None)
+
+
+def capped(headers: Sequence[tuple[str, bool]], rows: Sequence[Sequence[Cell]], limit: int) -> str:
+    """The first ``limit`` rows, and how many more there are; a column empty in every row (no
+    other parameter to hold fixed, no note) is left out."""
+    keep = [i for i in range(len(headers)) if any(row[i].html for row in rows)] if rows else []
+    headers = [headers[i] for i in keep]
+    rows = [[row[i] for i in keep] for row in rows]
+    html = table(headers, rows[:limit])
+    if len(rows) > limit:
+        html += f'<p class="note">{len(rows) - limit} more rows not shown.</p>'
+    return html
+
+
+def cards(entries: Sequence[tuple[str, str, str, str]]) -> str:
+    """Figures in boxes: (label, value, the line under it, its class: "good", "bad", ...)."""
+    return "".join(
+        f'<div class="card {cls}"><div class="label">{esc(label)}</div>'
+        f'<div class="value">{esc(value)}</div><div class="sub">{esc(sub)}</div></div>'
+        for label, value, sub, cls in entries
+    )
+
+
+def items(texts: Sequence[str]) -> str:
+    """Notes as a list; nothing for none."""
+    return "<ul class=notes>" + "".join(f"<li>{esc(t)}</li>" for t in texts) + "</ul>" if texts else ""
+
+
+# -- sections and the page's nav ---------------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Part:
+    """What a section's build function returns: its content, under its heading and note (HTML)
+    when it has them (the summary that opens a page has neither)."""
+
+    content: str
+    heading: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Section(Generic[T]):
+    """A section of a page: its anchor, the text of its link in the page's nav (None: no link),
+    and the function that builds it from what the page shows (None: nothing to show)."""
+
+    id: str
+    nav: str | None
+    build: Callable[[T], Part | None]
+
+
+class Sections(Generic[T]):
+    """The sections of one kind of page, in page order. The nav links the sections a page has:
+    it is built from here, never from the page's text."""
+
+    def __init__(self) -> None:
+        self._sections: list[Section[T]] = []
+
+    def register(self, id: str, nav: str | None, build: Callable[[T], Part | None]) -> None:
+        if any(s.id == id for s in self._sections):
+            raise ValueError(f"two sections with the id {id!r}")
+        self._sections.append(Section(id, nav, build))
+
+    @property
+    def ids(self) -> list[str]:
+        return [s.id for s in self._sections]
+
+    def build(self, subject: T) -> tuple[str, str]:
+        """The page's nav and its sections, for ``subject``."""
+        nav: list[str] = []
+        html: list[str] = []
+        for s in self._sections:
+            part = s.build(subject)
+            if part is None:
+                continue
+            if s.nav is not None:
+                nav.append(f'<a href="#{esc(s.id)}">{esc(s.nav)}</a>')
+            heading = f"<h2>{esc(part.heading)}</h2>" if part.heading else ""
+            note = f'<p class="note">{part.note}</p>' if part.note else ""
+            html.append(f'<section id="{esc(s.id)}">{heading}{note}{part.content}</section>\n')
+        return "".join(nav), "".join(html)

@@ -1,3 +1,5 @@
+"""The profile itself, as JSON: the record, loadable again."""
+
 from __future__ import annotations
 
 from memgauge.model import Profile

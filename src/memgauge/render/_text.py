@@ -1,16 +1,18 @@
-"""What the text renderers (terminal, markdown, comparisons) share."""
+"""What the run report's renderers say alike: its titles and the cells of its CPU table, so the
+terminal, Markdown and HTML reports use the same words for the same figures."""
 
 from __future__ import annotations
 
-import io
-
-from rich.console import Console
-
 from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import top_lines
-from memgauge.model import Profile
+from memgauge.analysis import ImportTotals, cpu_lines, short_path
+from memgauge.model import Profile, Reconciliation
+from memgauge.render._format import format_rate, peak_bound
 
 CPU_FIGURES = ["cpu", "python", "native", "wait", "memory"]
+HELD_TITLE = "resident peak held by (sampled)"
+CPU_TITLE = "CPU time by line (sampled)"
+WAITING_TITLE = "waiting (I/O, sleep, locks)"
+LEAKS_TITLE = "leak suspects (retained memory still growing at the end)"
 
 # (figures, pid, file, line, source, function): the function only where two rows share a line
 CpuRow = tuple[list[str], int, str, int, str, str]
@@ -19,12 +21,9 @@ CpuRow = tuple[list[str], int, str, int, str, str]
 def cpu_rows(profile: Profile, n: int) -> list[CpuRow]:
     """The ``n`` lines with most CPU time, with their figures formatted as ``CPU_FIGURES``. A line
     with two rows (a comprehension and the function around it) shows their function names."""
-    rows = top_lines(profile, n, by="cpu")
-    places = [(row.stats.pid, row.stats.file, row.stats.line) for row in rows]
     out: list[CpuRow] = []
-    for row in rows:
+    for row, shared in cpu_lines(profile, n):
         s = row.stats
-        shared = places.count((s.pid, s.file, s.line)) > 1
         figures = [
             format_seconds(s.cpu_python_seconds + s.cpu_native_seconds),
             f"{row.python_share:.0%}",
@@ -36,8 +35,46 @@ def cpu_rows(profile: Profile, n: int) -> list[CpuRow]:
     return out
 
 
-def text_console(buf: io.StringIO, width: int, color: bool) -> Console:
-    """A console writing into ``buf``: fixed width, colour only when asked, no guessing."""
-    return Console(
-        file=buf, width=width, force_terminal=color, no_color=not color, highlight=False, soft_wrap=False
-    )
+def leak_figures(rate_bytes_per_second: float, retained_bytes: int) -> list[str]:
+    return [format_rate(rate_bytes_per_second), format_bytes(retained_bytes)]
+
+
+def where(file: str, line: int, cwd: str | None, function: str = "") -> str:
+    """``path:line``, and the function where two rows share the line; a pseudo-file as it is."""
+    shown = f"{short_path(file, cwd)}:{line}" if line else file
+    return f"{shown} {function}" if function else shown
+
+
+def peak_note(profile: Profile) -> str:
+    """After the resident peak: "(a lower bound)", "±256.0 KiB" or "(exact)"."""
+    bound = peak_bound(profile)
+    return bound if bound.startswith("±") else f"({bound})"
+
+
+def allocation_title(peak_bytes: int) -> str:
+    return f"allocation peak {format_bytes(peak_bytes)}, live at it (memray)"
+
+
+def reconciliation_terms(r: Reconciliation, several: bool) -> list[str]:
+    """A process's peak as the sum of its parts, one term (a sign, a name, a figure) each."""
+    return [
+        f"{'[' + str(r.pid) + '] ' if several else ''}process peak {format_bytes(r.resident_peak_bytes)}",
+        f"= baseline {format_bytes(r.baseline_bytes)}",
+        f"+ allocations {format_bytes(r.allocation_peak_bytes)}",
+        f"- never written {format_bytes(r.untouched_bytes)}",
+        f"+ other {format_bytes(r.other_bytes)}",
+    ]
+
+
+def phase_totals_title(records: int, shown: int, names: int) -> str:
+    title = f"phases ({records} records, summed by name"
+    return title + (f"; the {shown} of {names} names with the most time)" if shown < names else ")")
+
+
+def processes_title(shown: int, total: int) -> str:
+    return f"processes ({shown} of {total}, by peak)"
+
+
+def imports_title(totals: ImportTotals) -> str:
+    memory = format_bytes(totals.resident_bytes, signed=True)
+    return f"imports: {format_seconds(totals.seconds)}, {memory} in all"

@@ -12,10 +12,22 @@ from typing import TYPE_CHECKING, Any
 from memgauge._errors import TargetNotFoundError
 from memgauge._units import format_bytes
 from memgauge._version import __version__
-from memgauge.capture import BOOTSTRAP_FAILED, metrics_from_events, read_events, read_lines
+from memgauge.capture import (
+    BOOTSTRAP_FAILED,
+    EV_ERROR,
+    EV_EXIT,
+    EV_HWM_RESET,
+    EV_PHASE_END,
+    EV_PHASE_START,
+    MODULE_NOT_FOUND,
+    metrics_from_events,
+    read_events,
+    read_lines,
+)
 from memgauge.model import (
     UNBOUNDED_NOTE,
     AllocationPeak,
+    CaptureWarning,
     CpuTimes,
     ExitStatus,
     Peak,
@@ -24,7 +36,7 @@ from memgauge.model import (
     Profile,
     Reconciliation,
 )
-from memgauge.runner._order import order_phases
+from memgauge.runner._order import capped, leak_suspects_of, order_phases
 from memgauge.runner._state import RunState
 from memgauge.watcher import MemoryGroup, TreeWatcher, WatchedProcess, machine_environment, user_cmdline
 
@@ -57,11 +69,13 @@ def assemble_profile(
     options: RunOptions,
 ) -> Profile:
     t0 = watcher.t0
-    events = read_events(events_dir)
+    # every file the processes wrote and the profile cannot use (see capture's wire format)
+    warnings: list[CaptureWarning] = []
+    events = read_events(events_dir, warnings=warnings)
     main_status = state.reaped[state.main_pid].status
     bootstrap_failed = os.WIFEXITED(main_status) and os.WEXITSTATUS(main_status) == BOOTSTRAP_FAILED
     for ev in events:
-        if bootstrap_failed and ev["ev"] == "error" and ev.get("kind") == "module_not_found":
+        if bootstrap_failed and ev["ev"] == EV_ERROR and ev.get("kind") == MODULE_NOT_FOUND:
             raise TargetNotFoundError(str(ev.get("message", f"no module named {target.value}")))
 
     # per-process records: the watcher's, completed by what the processes reported themselves
@@ -81,11 +95,11 @@ def assemble_profile(
             watcher.processes.append(proc)
         else:
             proc = found
-        if ev["ev"] in ("phase_start", "hwm_reset"):
+        if ev["ev"] in (EV_PHASE_START, EV_HWM_RESET):
             proc.peak = max(proc.peak, int(ev["hwm_before"]))
-        elif ev["ev"] == "phase_end":
+        elif ev["ev"] == EV_PHASE_END:
             proc.peak = max(proc.peak, int(ev["peak"]))
-        elif ev["ev"] == "exit":
+        elif ev["ev"] == EV_EXIT:
             proc.peak = max(proc.peak, int(ev["hwm"]))
             proc.last_seen = max(proc.last_seen, float(ev["t"]) - t0)
             exact.add(pid)
@@ -127,7 +141,7 @@ def assemble_profile(
         "lines": options.lines,
         "alloc": options.alloc,
     }
-    line_data = read_lines(events_dir, t0, wall, {p.pid for p in processes})
+    line_data = read_lines(events_dir, t0, {p.pid for p in processes}, warnings=warnings)
     peak.attribution = line_data.attribution
     for record in processes:
         sampled = line_data.sampled_peaks.get(record.pid)
@@ -142,7 +156,10 @@ def assemble_profile(
         from memgauge.capture import read_allocations
 
         allocation_peak, reconciliation = read_allocations(
-            events_dir, {p.pid: p.peak_resident_bytes for p in processes}, lib=options.lines == "lib"
+            events_dir,
+            {p.pid: p.peak_resident_bytes for p in processes},
+            lib=options.lines == "lib",
+            warnings=warnings,
         )
     return Profile(
         command=target.display(),
@@ -156,11 +173,12 @@ def assemble_profile(
         environment=environment,
         lines=line_data.lines,
         imports=line_data.imports,
-        leaks=line_data.leaks,
+        leaks=leak_suspects_of(line_data, t0),
         allocation_peak=allocation_peak,
         reconciliation=reconciliation,
         memgauge_version=__version__,
         metrics=metrics_from_events(events),
+        warnings=capped(warnings),
     )
 
 
@@ -212,9 +230,9 @@ def _phases_from_events(
     open_: dict[tuple[int, int], dict[str, Any]] = {}
     for ev in events:
         key = (int(ev["pid"]), int(ev.get("id", -1)))
-        if ev["ev"] == "phase_start":
+        if ev["ev"] == EV_PHASE_START:
             open_[key] = ev
-        elif ev["ev"] == "phase_end" and key in open_:
+        elif ev["ev"] == EV_PHASE_END and key in open_:
             start = open_.pop(key)
             entries.append(_phase_entry(start, ev, t0))
     for key, start in open_.items():

@@ -30,11 +30,12 @@ from memgauge.capture import (
     unlisten_metrics,
 )
 from memgauge.model import Attribution, CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
-from memgauge.runner._order import order_phases
+from memgauge.runner._order import capped, leak_suspects_of, order_phases
 from memgauge.watcher import machine_environment
 
 if TYPE_CHECKING:
     from memgauge.capture import MemorySource, Sampler
+    from memgauge.model import CaptureWarning
     from memgauge.watcher import Descendants
 from memgauge.watcher import TimelineBuilder
 
@@ -350,12 +351,15 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
         if self._lines_dir is not None:
             from memgauge.capture import read_lines
 
-            data = read_lines(self._lines_dir, self._t0, wall, None if self._children else {pid})
+            warnings: list[CaptureWarning] = []
+            keep = None if self._children else {pid}
+            data = read_lines(self._lines_dir, self._t0, keep, warnings=warnings)
             profile.lines = data.lines
             profile.peak.attribution = data.attribution + self._descendant_attribution(data.sampled_peaks)
             profile.peak.attribution.sort(key=lambda a: -a.bytes)
-            profile.leaks = data.leaks
+            profile.leaks = leak_suspects_of(data, self._t0)
             profile.imports = data.imports
+            profile.warnings = capped(warnings)
         return profile
 
     def _descendant_attribution(self, sampled: dict[int, int]) -> list[Attribution]:

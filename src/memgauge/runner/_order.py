@@ -1,10 +1,19 @@
-"""Helpers shared by the in-process recorder and the runner to build a Profile's parts."""
+"""Helpers shared by the in-process recorder and the runner to build a Profile's parts: the phase
+tree, the leak suspects found in what the line samplers read, and the capture warnings."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING
 
-from memgauge.model import PhaseRecord
+from memgauge.model import CaptureWarning, LeakSuspect, PhaseRecord
+
+if TYPE_CHECKING:
+    from memgauge.capture import LineData
+
+# capture warnings kept in a profile: a program may write any number of files into the events
+# directory, and its profile must stay small
+MAX_WARNINGS = 50
 
 
 def order_phases(entries: list[tuple[Hashable, Hashable | None, PhaseRecord]]) -> list[PhaseRecord]:
@@ -17,3 +26,40 @@ def order_phases(entries: list[tuple[Hashable, Hashable | None, PhaseRecord]]) -
         record.parent = index.get(parent_key) if parent_key is not None else None
         out.append(record)
     return out
+
+
+def leak_suspects_of(data: LineData, t0: float) -> list[LeakSuspect]:
+    """The leak suspects of every process whose lines were read, fastest growth first; times are
+    seconds since ``t0``."""
+    from memgauge.analysis import callers_in, leak_suspects
+    from memgauge.capture import source_line
+
+    out: list[LeakSuspect] = []
+    for part in data.retained:
+        for fit in leak_suspects(part.series, part.t_end, callers_in(part.stacks, part.series)):
+            file, line, function = fit.key
+            out.append(
+                LeakSuspect(
+                    pid=part.pid,
+                    file=file,
+                    line=line,
+                    function=function,
+                    rate_bytes_per_second=round(fit.rate_bytes_per_second, 1),
+                    retained_bytes=fit.retained_bytes,
+                    first_seconds=round(fit.first_seconds - t0, 4),
+                    last_seconds=round(fit.last_seconds - t0, 4),
+                    fit_r2=round(fit.r2, 4),
+                    source=source_line(file, line),
+                )
+            )
+    out.sort(key=lambda s: -s.rate_bytes_per_second)
+    return out
+
+
+def capped(warnings: Sequence[CaptureWarning]) -> list[CaptureWarning]:
+    """At most ``MAX_WARNINGS``, the last of them counting the files left out."""
+    if len(warnings) <= MAX_WARNINGS:
+        return list(warnings)
+    kept = list(warnings[: MAX_WARNINGS - 1])
+    left = len(warnings) - len(kept)
+    return [*kept, CaptureWarning("", f"and {left} more files that could not be used, not listed")]

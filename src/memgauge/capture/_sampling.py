@@ -1,0 +1,123 @@
+"""Starting and stopping the line sampler of this process (``_sampler``): one at a time, started
+again in a forked child, stopped (its last sample written) at exit, by ``os._exit`` too.
+
+Imported into every measured process whose lines are sampled: standard library only.
+"""
+
+from __future__ import annotations
+
+import _thread
+import os
+
+from memgauge.capture._events import ENV_EVENTS_DIR, ENV_LINES
+from memgauge.capture._frames import forked_to_exec
+from memgauge.capture._sampler import INHERITED_KEY, STARTUP_KEY, Sampler
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal as _signal
+    from collections.abc import Callable
+    from typing import NoReturn
+
+    from memgauge.capture._sampler import Key
+else:
+    import _signal  # signal itself imports enum: not into every measured process
+
+
+_active: Sampler | None = None
+
+
+def active_sampler() -> Sampler | None:
+    """The sampler running in this process; None once it stopped (a new one may then start)."""
+    if _active is None or _active.pid != os.getpid() or _active.stopped:
+        return None
+    return _active
+
+
+def start_sampler(directory: str, *, lib: bool = False, base_key: Key = STARTUP_KEY) -> Sampler | None:
+    """Start sampling this process: idempotent while a sampler runs; after its ``stop()`` a new one
+    starts (``memgauge.profile(lines=True)`` once per block). Never raises into the program."""
+    global _active
+    if active_sampler() is not None:
+        return _active
+    try:
+        sampler = Sampler(directory, lib=lib, base_key=base_key)
+    except OSError:
+        return None
+    _active = sampler
+    # A plain thread, not a threading.Thread: the program's threading.enumerate() and active_count()
+    # stay what they are without memgauge. It blocks every signal (it inherits the mask it starts
+    # with): a process-wide signal the program blocks in its own threads to wait for it
+    # (sigtimedwait, signalfd) would otherwise be delivered to it, and kill the process.
+    sampler.done.acquire()
+    blocked = _signal.pthread_sigmask(_signal.SIG_BLOCK, _signal.valid_signals())
+    try:
+        _thread.start_new_thread(sampler.run, ())
+    except RuntimeError:
+        sampler.done.release()
+        _active = None
+        return None
+    finally:
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, blocked)
+    _install_hooks()
+    return sampler
+
+
+_hooks = False
+
+
+def _install_hooks() -> None:
+    """Once per process (a fork child inherits them, and the flag): samplers started again and
+    again must not pile up atexit and at-fork handlers, which cannot be taken back."""
+    global _hooks
+    if _hooks:
+        return
+    _hooks = True
+    import atexit
+
+    atexit.register(_stop_active)
+    os.register_at_fork(after_in_child=_after_fork)
+    _wrap_exit()
+
+
+def _stop_active() -> None:
+    sampler = active_sampler()
+    if sampler is not None:
+        sampler.stop()
+
+
+def _after_fork() -> None:
+    parent = _active
+    if parent is None or parent.stopped or forked_to_exec():
+        return
+    start_sampler(parent.directory, lib=parent.lib, base_key=INHERITED_KEY)
+
+
+_real_exit: Callable[[int], NoReturn] | None = None
+
+
+def _exit(status: int) -> NoReturn:
+    # multiprocessing's fork children leave through os._exit, past atexit (and multiprocessing
+    # clears its own finalizers after the fork hooks ran)
+    assert _real_exit is not None
+    if not isinstance(status, int):
+        _real_exit(status)  # the TypeError the program would get, with the sampler still running
+    sampler = active_sampler()
+    if sampler is not None:
+        sampler.stop()
+    _real_exit(status)
+
+
+def _wrap_exit() -> None:
+    global _real_exit
+    if _real_exit is None:
+        _real_exit = os._exit
+        os._exit = _exit
+
+
+def start_from_env() -> Sampler | None:
+    mode = os.environ.get(ENV_LINES, "")
+    directory = os.environ.get(ENV_EVENTS_DIR, "")
+    if not mode or not directory:
+        return None
+    return start_sampler(directory, lib=mode == "lib")

@@ -1,0 +1,164 @@
+"""The wire format: every file a measured process writes for the runner, defined once.
+
+The writers (``_events.EventWriter``, the line sampler's ``_lines_write``, the import tracker that
+feeds it, the allocation tracker ``_alloc``) and the readers (``_events_read``, ``_lines_read``,
+``_alloc_read``) take the file names, the version, the record kinds and the field names from here.
+Every record carries the version it was written in under ``"v"``. A reader that meets a record of
+a version it does not read, or one that breaks the layout below, drops that record and says so in
+the profile's ``warnings``: a writer and a reader that drift apart lose nothing without a word.
+
+Version 1. In the events directory (``MEMGAUGE_EVENTS_DIR``), per process (``<pid>``):
+
+``events.<pid>.jsonl``
+    One JSON object per line, appended one ``os.write`` at a time (nothing is lost when the
+    process is killed): ``v``, ``ev`` (the kind), ``t`` (``time.monotonic()``, one clock for every
+    process on the machine), ``pid``, and the fields ``EVENT_FIELDS`` lists for the kind (those in
+    ``EVENT_OPTIONAL`` may be left out).
+``lines.<pid>.json``
+    The line sampler's aggregate: one JSON object with the fields ``LINES_FIELDS`` lists (and those
+    of ``LINES_OPTIONAL``, which a reader does not need), rewritten whole (a temporary file renamed
+    over it) every few seconds and at exit. Its tables are arrays of positional rows, columns named
+    by ``KEY_ROW``, ``LINE_ROW``, ``RETAINED_ROW``, ``SERIES_ROW``, ``POINT_ROW`` and
+    ``IMPORT_ROW``: the file is rewritten over and over, and rows are most of it. A key is an index
+    into ``keys``; a stack id a key of ``stacks``, whose value is the stack's keys, outermost first.
+``alloc.<pid>.json``
+    ``BASELINE_FIELDS``: the process's resident bytes when its allocation tracking began.
+``alloc.<pid>.bin``
+    memray's capture, in memray's own (versioned) format, written when the tracker stops.
+
+A change of layout bumps ``WIRE_VERSION``; readers list what they still read in
+``READABLE_VERSIONS``. Records from before the format carried a version (no ``"v"``) have the
+layout of version 1 and read as version 1.
+
+No imports: every measured process loads this module before its program starts.
+"""
+
+from __future__ import annotations
+
+WIRE_VERSION = 1
+READABLE_VERSIONS = (1,)
+VERSION = "v"
+
+# file kinds: (prefix, suffix) around the writing process's pid
+EVENTS = ("events.", ".jsonl")
+LINES = ("lines.", ".json")
+ALLOC_CAPTURE = ("alloc.", ".bin")
+ALLOC_BASELINE = ("alloc.", ".json")
+
+# field types: "int" (not a bool), "number", "str", "bool", "list", "dict"; "int?" may be null
+EVENT_COMMON = {"ev": "str", "t": "number", "pid": "int"}
+EV_PHASE_START = "phase_start"
+EV_PHASE_END = "phase_end"
+EV_HWM_RESET = "hwm_reset"
+EV_EXIT = "exit"
+EV_ERROR = "error"
+EV_METRIC = "metric"
+# the ``kind`` of an error event: the user's input named no module to run
+MODULE_NOT_FOUND = "module_not_found"
+EVENT_FIELDS = {
+    EV_PHASE_START: {"id": "int", "name": "str", "depth": "int", "rss": "int", "hwm_before": "int"},
+    EV_PHASE_END: {"id": "int", "peak": "int", "rss": "int"},
+    EV_HWM_RESET: {"hwm_before": "int"},
+    EV_EXIT: {"hwm": "int"},
+    EV_ERROR: {"kind": "str"},
+    EV_METRIC: {"name": "str", "value": "number"},
+}
+EVENT_OPTIONAL = {
+    EV_PHASE_START: {"parent": "int?", "thread": "str", "reset": "bool"},
+    EV_PHASE_END: {"exact": "bool"},
+    EV_EXIT: {"cmdline": "list", "env": "dict"},
+    EV_ERROR: {"message": "str"},
+    EV_HWM_RESET: {},
+    EV_METRIC: {},
+}
+
+LINES_FIELDS = {
+    "pid": "int",
+    "t_end": "number",
+    "keys": "list",
+    "lines": "list",
+    "stacks": "dict",
+    "peak": "dict",
+    "series": "list",
+    "imports": "list",
+}
+# written by the sampler for whoever looks at a file, and not needed to read one
+LINES_OPTIONAL = {"t_start": "number", "interval": "number", "lib": "bool", "retained": "list"}
+PEAK_FIELDS = {"rss": "int", "retained": "list"}
+PEAK_OPTIONAL = {"t": "number"}
+KEY_ROW = ("file", "line", "function")
+# a line's statistics follow its key; the sampler keeps them in this order (CPU_PYTHON ... SAMPLES)
+LINE_STATS = ("cpu_python_seconds", "cpu_native_seconds", "wait_seconds", "resident_growth_bytes", "samples")
+CPU_PYTHON, CPU_NATIVE, WAIT, GROWTH, SAMPLES = range(len(LINE_STATS))
+LINE_ROW = ("key", *LINE_STATS)
+RETAINED_ROW = ("stack", "bytes")
+SERIES_ROW = ("key", "points")
+POINT_ROW = ("t", "bytes")
+IMPORT_ROW = ("package", "start", "seconds", "resident_bytes", "self_seconds", "self_resident_bytes")
+
+BASELINE_FIELDS = {"baseline": "int", "t": "number"}
+
+
+def file_name(kind: tuple[str, str], pid: int) -> str:
+    return f"{kind[0]}{pid}{kind[1]}"
+
+
+def pid_of(name: str, kind: tuple[str, str]) -> int | None:
+    """The pid in a file ``name`` of ``kind``; None for any other name (a temporary file, a
+    stranger's)."""
+    prefix, suffix = kind
+    if not (name.startswith(prefix) and name.endswith(suffix)) or len(name) <= len(prefix) + len(suffix):
+        return None
+    middle = name[len(prefix) : len(name) - len(suffix)]
+    return int(middle) if middle.isascii() and middle.isdigit() else None
+
+
+def _is(value: object, kind: str) -> bool:
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "int?":
+        return value is None or _is(value, "int")
+    return isinstance(value, {"str": str, "bool": bool, "list": list, "dict": dict}[kind])
+
+
+def problem(record: object, fields: dict[str, str], optional: dict[str, str] | None = None) -> str | None:
+    """Why ``record`` is not a record of a version this memgauge reads, with ``fields`` (name to
+    type) and ``optional`` ones of the right type where present; None when it is one. Used by the
+    readers: the measured process never calls it."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    version = record.get(VERSION, 1)
+    if type(version) is not int or version not in READABLE_VERSIONS:
+        readable = ", ".join(map(str, READABLE_VERSIONS))
+        return f"wire format version {version!r}, and this memgauge reads version {readable}"
+    return layout_problem(record, fields, optional)
+
+
+def layout_problem(
+    record: object, fields: dict[str, str], optional: dict[str, str] | None = None
+) -> str | None:
+    """``problem`` for an object inside a record: its fields only."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    for name, kind in fields.items():
+        if name not in record:
+            return f"no field {name!r}"
+        if not _is(record[name], kind):
+            return f"field {name!r} is not of type {kind}"
+    for name, kind in (optional or {}).items():
+        if name in record and not _is(record[name], kind):
+            return f"field {name!r} is not of type {kind}"
+    return None
+
+
+def event_problem(event: object) -> str | None:
+    """``problem`` for one event: its kind's fields."""
+    common = problem(event, EVENT_COMMON)
+    if common is not None or not isinstance(event, dict):
+        return common
+    kind = event["ev"]
+    if kind not in EVENT_FIELDS:
+        return f"unknown event kind {kind!r}"
+    return problem(event, EVENT_FIELDS[kind], EVENT_OPTIONAL[kind])
