@@ -57,9 +57,16 @@ class _Role:
 
 
 def console(buf: io.StringIO, width: int, color: bool) -> Console:
-    """A console writing into ``buf``: fixed width, colour only when asked, no guessing."""
+    """A console writing into ``buf``: fixed width, colour only when asked, no guessing (inside a
+    Jupyter kernel rich would otherwise send the output to the notebook instead of ``buf``)."""
     return Console(
-        file=buf, width=width, force_terminal=color, no_color=not color, highlight=False, soft_wrap=False
+        file=buf,
+        width=width,
+        force_terminal=color,
+        force_jupyter=False,
+        no_color=not color,
+        highlight=False,
+        soft_wrap=False,
     )
 
 
