@@ -8,6 +8,7 @@ import importlib.util
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,15 +17,12 @@ from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import Advice, Evidence, advise
 from memgauge.model._profile import (
     Attribution,
-    CpuTimes,
-    ExitStatus,
     ImportRecord,
     LineStats,
-    Peak,
-    ProcessRecord,
     ProcessSeries,
     Timeline,
 )
+from tests import factories
 from tests.conftest import MIB, PROGRAMS, marker, run_memgauge
 
 CWD = "/home/u/proj"
@@ -36,39 +34,18 @@ SERVE = f"{CWD}/serve.py"
 def make_profile(
     *,
     peaks: dict[int, int] | None = None,
-    attribution: list[Attribution] | None = None,
-    lines: list[LineStats] | None = None,
-    imports: list[ImportRecord] | None = None,
     wall: float = 10.0,
     cpu: tuple[float, float] = (8.0, 1.0),
+    **fields: Any,
 ) -> Profile:
     """A run of ``wall`` seconds using ``cpu`` (user, system) seconds, its processes peaking at
     ``peaks`` (pid -> resident bytes; the tree's peak is their sum)."""
     peaks = {1: 1000 * MIB} if peaks is None else peaks
-    return Profile(
-        command=["python", "main.py"],
-        exit=ExitStatus(code=0),
-        wall_seconds=wall,
-        cpu=CpuTimes(user_seconds=cpu[0], system_seconds=cpu[1]),
-        peak=Peak(resident_bytes=sum(peaks.values()), method="test", attribution=attribution or []),
-        processes=[
-            ProcessRecord(
-                pid=pid,
-                ppid=None,
-                cmdline=["python", "main.py"],
-                start_seconds=0.0,
-                end_seconds=wall,
-                peak_resident_bytes=peak,
-            )
-            for pid, peak in peaks.items()
-        ],
-        lines=lines or [],
-        imports=imports or [],
-    )
+    return factories.make_profile(peaks=peaks, wall=wall, cpu=cpu, method="test", **fields)
 
 
 def held(file: str, line: int, size: int, source: str, *, pid: int = 1, function: str = "f") -> Attribution:
-    return Attribution(pid=pid, file=file, line=line, function=function, bytes=size, source=source)
+    return factories.held(file, line, size, source=source, pid=pid, function=function)
 
 
 def ran(
