@@ -113,6 +113,7 @@ def probe() -> Iterator[tuple[JobResult, dict[str, Any], dict[str, str]]]:
     sandbox = Sandbox(
         memory_bytes=512 * MIB,
         wall_seconds=60,
+        disk_bytes=64 * MIB,
         hidden_paths=(hidden_dir,) if hidden_dir else (),
         env={"SANDBOX_GIVEN": "1"},
     )

@@ -528,12 +528,13 @@ def test_policies_crud(server: Server) -> None:
         body = r.json()
         assert body["budget"] == "rss=256MiB wall=30s" and body["description"] == "first"
         assert {(x["metric"], x["value"]) for x in body["limits"]} == {("rss", 256 * MIB), ("wall", 30.0)}
-        r = c.put(f"{API}/policies/{name}", json={"budget": "train.rss=1GiB"})
+        r = c.put(f"{API}/policies/{name}", json={"budget": "wall=60s train.rss=1GiB"})
         assert r.status_code == 200, r.text
         got = c.get(f"{API}/policies/{name}").json()
-        assert got["budget"] == "train.rss=1GiB"
+        assert got["budget"] == "wall=60s train.rss=1GiB"
         assert got["limits"] == [
-            {"key": "train.rss", "metric": "rss", "phase": "train", "value": 1024 * MIB, "unit": "bytes"}
+            {"key": "wall", "metric": "wall", "phase": None, "value": 60.0, "unit": "seconds"},
+            {"key": "train.rss", "metric": "rss", "phase": "train", "value": 1024 * MIB, "unit": "bytes"},
         ]
         assert name in [p["name"] for p in c.get(f"{API}/policies").json()]
         assert c.delete(f"{API}/policies/{name}").status_code == 204
@@ -639,7 +640,7 @@ def test_an_upload_over_the_limit_is_refused_with_413(tmp_path: Path) -> None:
         assert r.status_code == 413, r.text
         huge = post(c, "huge.py", big * 3, policy)  # ... and over it: refused before it is read
         assert huge.status_code == 413, huge.text
-        assert "upload limit of 65536 bytes" in detail(huge)
+        assert "over the limit of 1114112 bytes" in detail(huge)  # 64 KiB and 1 MiB for the form
         assert total(server) == 1
 
 

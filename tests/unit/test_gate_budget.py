@@ -168,7 +168,7 @@ def test_parse_budget_every_metric_and_a_phase() -> None:
     assert [limit.key for limit in b.limits] == ["rss", "gpu", "wall", "cpu", "fit.rss"]
     assert [limit.unit for limit in b.limits] == ["bytes", "bytes", "seconds", "seconds", "bytes"]
     assert b.policy is None
-    assert set(METRICS) == {"rss", "gpu", "wall", "cpu"}
+    assert set(METRICS) == {"rss", "gpu", "wall", "cpu", "disk"}
 
 
 def test_parse_budget_separators_commas_spaces_tabs_newlines() -> None:
@@ -178,9 +178,12 @@ def test_parse_budget_separators_commas_spaces_tabs_newlines() -> None:
         assert [(x.metric, x.value) for x in parse_budget(spec)] == [(x.metric, x.value) for x in expected]
 
 
-def test_parse_budget_bare_numbers_are_bytes_and_seconds() -> None:
-    b = parse_budget("rss=1048576 wall=90 cpu=1.5")
-    assert [x.value for x in b] == [1048576.0, 90.0, 1.5]
+def test_parse_budget_bare_numbers_are_seconds_and_sizes_need_a_unit() -> None:
+    b = parse_budget("rss=1048576B wall=90 cpu=1.5 disk=1GiB")
+    assert [x.value for x in b] == [1048576.0, 90.0, 1.5, float(GIB)]
+    # "rss=5" would be 5 bytes: refused, as "rss=5M" is (issue 17)
+    for spec in ("rss=5", "gpu=1.5", "fit.rss=100", "disk=10"):
+        assert "takes a size with a unit" in _error(spec).message
 
 
 def test_parse_budget_phase_names_keep_their_dots_and_case() -> None:
@@ -199,7 +202,7 @@ def test_parse_budget_of_several_specs_and_empty_ones() -> None:
     assert not parse_budget("")
     assert not parse_budget([])
     assert not parse_budget(["", " , "])
-    assert parse_budget("rss=1") == Budget((Limit("rss", 1.0, None, "rss=1"),))
+    assert parse_budget("rss=1B") == Budget((Limit("rss", 1.0, None, "rss=1B"),))
 
 
 def _error(spec: str | list[str], source: str = "--budget") -> BudgetError:
@@ -229,13 +232,13 @@ def test_error_points_at_the_bad_token() -> None:
         ("rss512MiB", "missing '=' (a limit is metric=value, e.g. rss=512MiB)", "rss512MiB"),
         ("GiB", "a unit on its own (write a figure without spaces: rss=1.5GiB)", "GiB"),
         ("min", "a unit on its own (write a figure without spaces: rss=1.5GiB)", "min"),
-        ("=5", "missing metric before '=' (rss, gpu, wall or cpu)", "=5"),
-        ("fit.=5", "missing metric before '=' (rss, gpu, wall or cpu)", "fit.=5"),
+        ("=5", "missing metric before '=' (rss, gpu, wall, cpu, disk)", "=5"),
+        ("fit.=5", "missing metric before '=' (rss, gpu, wall, cpu, disk)", "fit.=5"),
         (".rss=5", "empty phase name before '.'", ".rss=5"),
-        ("mem=1GiB", "unknown metric 'mem' (known: rss, gpu, wall, cpu)", "mem=1GiB"),
-        ("fit.Mem=1GiB", "unknown metric 'Mem' (known: rss, gpu, wall, cpu)", "fit.Mem=1GiB"),
+        ("mem=1GiB", "unknown metric 'mem' (known: rss, gpu, wall, cpu, disk)", "mem=1GiB"),
+        ("fit.Mem=1GiB", "unknown metric 'Mem' (known: rss, gpu, wall, cpu, disk)", "fit.Mem=1GiB"),
         ("rss=", "empty value", "rss="),
-        ("rss=0", "zero limit (a limit must be above zero)", "rss=0"),
+        ("rss=0B", "zero limit (a limit must be above zero)", "rss=0B"),
         ("wall=0ms", "zero limit (a limit must be above zero)", "wall=0ms"),
         ("rss=0.4B", "zero limit (a limit must be above zero)", "rss=0.4B"),
         ("rss=-1GiB", "negative limit (a limit must be above zero)", "rss=-1GiB"),
@@ -332,4 +335,4 @@ def test_merged_replaces_same_keys_in_place_and_appends_new_ones() -> None:
 def test_limit_key_and_with_policy() -> None:
     assert Limit("rss", 1.0).key == "rss"
     assert Limit("wall", 1.0, "a.b").key == "a.b.wall"
-    assert parse_budget("rss=1").with_policy("p").policy == "p"
+    assert parse_budget("rss=1B").with_policy("p").policy == "p"

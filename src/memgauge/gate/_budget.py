@@ -2,7 +2,7 @@
 
 A budget is written as tokens separated by spaces or commas::
 
-    rss=512MiB gpu=2GiB wall=60s cpu=30s fit.rss=300MiB data.load.wall=5s
+    rss=512MiB gpu=2GiB wall=60s cpu=30s disk=1GiB fit.rss=300MiB data.load.wall=5s
 
 ``metric=value`` limits the whole run; ``phase.metric=value`` one phase (by name; every record of
 that name, in any process). A phase name may hold dots: the metric is what follows the last one.
@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 __all__ = ["METRICS", "Budget", "BudgetError", "Limit", "format_amount", "parse_budget"]
 
 # metric -> the kind of figure it limits; the order is the order results are listed in
-METRICS = {"rss": "bytes", "gpu": "bytes", "wall": "seconds", "cpu": "seconds"}
+# ``disk``: what a sandboxed run wrote (its scratch space's peak; memgauge serve), unmeasured elsewhere
+METRICS = {"rss": "bytes", "gpu": "bytes", "wall": "seconds", "cpu": "seconds", "disk": "bytes"}
 
 _TOKEN = re.compile(r"[^\s,]+")
 
@@ -63,7 +64,7 @@ class BudgetError(UsageError):
 
 @dataclass(frozen=True)
 class Limit:
-    """One limit: ``value`` is bytes for rss and gpu, seconds for wall and cpu. ``phase`` None
+    """One limit: ``value`` is bytes for rss, gpu and disk, seconds for wall and cpu. ``phase`` None
     limits the whole run. ``text`` is the token as written (or a description, for a baseline)."""
 
     metric: str
@@ -154,7 +155,7 @@ def _limit(token: str, fail: Callable[[str], BudgetError]) -> Limit:
         raise fail("missing '=' (a limit is metric=value, e.g. rss=512MiB)")
     phase, dot, metric = key.rpartition(".")
     if not metric:
-        raise fail("missing metric before '=' (rss, gpu, wall or cpu)")
+        raise fail(f"missing metric before '=' ({', '.join(METRICS)})")
     if dot and not phase:
         raise fail("empty phase name before '.'")
     metric = metric.lower()
@@ -162,6 +163,9 @@ def _limit(token: str, fail: Callable[[str], BudgetError]) -> Limit:
         raise fail(f"unknown metric '{key.rpartition('.')[2]}' (known: {', '.join(METRICS)})")
     if not raw:
         raise fail("empty value")
+    if METRICS[metric] == "bytes" and _parses(float, raw):
+        # "rss=5" would be 5 bytes: almost surely a missing unit, and a limit that fails everything
+        raise fail(f"{metric} takes a size with a unit, e.g. {key}={raw}MiB ({BYTE_UNITS_TEXT})")
     own, other = (parse_bytes, parse_seconds) if METRICS[metric] == "bytes" else (parse_seconds, parse_bytes)
     try:
         value = float(own(raw))

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memgauge._errors import UsageError
-from memgauge.gate._budget import Budget, BudgetError, parse_budget
+from memgauge.gate._budget import METRICS, Budget, BudgetError, parse_budget
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -197,7 +197,9 @@ def _budget(value: object, path: str, key: str, policy: str | None) -> Budget:
                 raise ConfigError(
                     f'{path}: {key}.{name} must be a figure such as "512MiB" or "30s", not {figure!r}'
                 )
-            tokens.append(f"{name}={figure}")
+            # a TOML number is a typed figure: bytes for a size (a string still needs its unit)
+            sized = METRICS.get(name.rpartition(".")[2].lower()) == "bytes"
+            tokens.append(f"{name}={figure}{'B' if sized and not isinstance(figure, str) else ''}")
         spec: str | list[str] = " ".join(tokens)
     elif isinstance(value, str):
         spec = value

@@ -20,7 +20,7 @@ from memgauge._lazy import attach
 # not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge.isolation._host import HostRun
+    from memgauge.isolation._host import HostRun, reap_orphaned_runs
     from memgauge.isolation._protocol import HardLimits, Isolation, NoIsolation
     from memgauge.isolation._sandbox import MAX_PROFILE_BYTES, PIECES, Sandbox, SandboxRun, Upload
     from memgauge.isolation._sandboxed import SandboxIsolation
@@ -34,6 +34,7 @@ _NAMES = {
     "Isolation": "_protocol",
     "MAX_PROFILE_BYTES": "_sandbox",
     "NoIsolation": "_protocol",
+    "reap_orphaned_runs": "_host",
     "PIECES": "_sandbox",
     "resolve_entry": "_upload",
     "safe_py_name": "_upload_rules",
@@ -58,6 +59,7 @@ __all__ = [
     "UploadError",
     "UploadLimits",
     "inspect_upload",
+    "reap_orphaned_runs",
     "resolve_entry",
     "safe_py_name",
 ]

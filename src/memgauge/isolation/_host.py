@@ -23,7 +23,7 @@ from memgauge.isolation._sandbox import (
     empty_record,
     memgauge_parent,
 )
-from memgauge.isolation._uids import kill_uid, lease_uid
+from memgauge.isolation._uids import kill_uid, lease_uid, reap_unleased
 
 if TYPE_CHECKING:
     from memgauge.isolation._sandbox import Sandbox, Upload
@@ -44,6 +44,24 @@ def _chown_tree(path: str, uid: int) -> None:
 def _remove_run_dir(path: str) -> None:
     # root removes anything regardless of modes; a directory the program made unwritable too
     shutil.rmtree(path, ignore_errors=True)
+
+
+def reap_orphaned_runs(*, kill_unleased: bool = True) -> int:
+    """What the runs of a memgauge killed by SIGKILL left on this host: each run directory whose
+    owner is gone has what is still in its cgroups killed, the cgroups and the directory removed;
+    with ``kill_unleased``, whatever runs as a sandbox uid no run leases is killed too (a daemon
+    that left its process group and its environment is still in its cgroup and its uid). A server
+    calls this as it starts. Returns how many run directories were reaped."""
+    from memgauge.capture import orphaned_entries
+
+    stale = orphaned_entries(tempfile.gettempdir(), RUN_PREFIX)
+    for run_dir in stale:
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            _remove_cgroups(SandboxRun.load(os.path.join(run_dir, "private", "plan.json")).record_path)
+        _remove_run_dir(run_dir)
+    if kill_unleased:
+        reap_unleased()
+    return len(stale)
 
 
 class HostRun:
@@ -72,11 +90,8 @@ class HostRun:
         """Make the run's directories, lease its uid, plan its namespaces and unpack ``upload``
         into the workdir. Raises ``MemgaugeError`` (``UploadError``) for an upload that cannot be
         unpacked; ``close`` still cleans up."""
-        from memgauge.capture import orphaned_entries
-
         parent = tempfile.gettempdir()
-        for stale in orphaned_entries(parent, RUN_PREFIX):  # left by a server that was killed
-            _remove_run_dir(stale)
+        reap_orphaned_runs(kill_unleased=False)  # left by a server that was killed
         run_dir = tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{os.getpid()}-", dir=parent)
         # 0711: the program's uid may pass through to its own directories, not list the others
         os.chmod(run_dir, 0o711)
@@ -204,6 +219,9 @@ class HostRun:
                 record["not_applied"][name] = why_not
         if runner is not None:
             record["hit"].update(runner.get("hit", {}))
+            for figures in ("disk", "runner"):  # what the run wrote, what measuring it cost
+                if isinstance(runner.get(figures), dict):
+                    record[figures] = dict(runner[figures])
         limit = self.sandbox.max_output_bytes
         if limit is not None and output_bytes > limit and "output" not in record["hit"]:
             record["hit"]["output"] = f"{format_bytes(output_bytes)} of output, over the limit"
@@ -227,27 +245,28 @@ class HostRun:
             if self._lease is not None:
                 kill_uid(self._lease.uid)
             if self.plan is not None:
-                self._remove_cgroups()
+                _remove_cgroups(self.plan.record_path)
                 _remove_run_dir(self.plan.run_dir)
         finally:
             if self._lease is not None:
                 self._lease.release()
                 self._lease = None
 
-    def _remove_cgroups(self) -> None:
-        assert self.plan is not None
-        try:
-            with open(self.plan.record_path) as f:
-                groups = json.load(f).get("cgroups", [])
-        except (OSError, ValueError, AttributeError):
-            return
-        from memgauge.watcher import PREFIX, PidsGroup
 
-        for path in groups:
-            real = os.path.realpath(str(path))
-            # only a group memgauge made: the file is the runner's, but a program left as root
-            # could have rewritten it
-            ours = real.startswith("/sys/fs/cgroup/") and os.path.basename(real).startswith(PREFIX)
-            if ours and os.path.isdir(real):
-                # any cgroup, memory or pids: kill what is in it, then remove it
-                PidsGroup(real, 1).close()
+def _remove_cgroups(record_path: str) -> None:
+    """Empty (SIGKILL) and remove the cgroups a run's record names."""
+    try:
+        with open(record_path) as f:
+            groups = json.load(f).get("cgroups", [])
+    except (OSError, ValueError, AttributeError):
+        return
+    from memgauge.watcher import PREFIX, PidsGroup
+
+    for path in groups:
+        real = os.path.realpath(str(path))
+        # only a group memgauge made: the file is the runner's, but a program left as root
+        # could have rewritten it
+        ours = real.startswith("/sys/fs/cgroup/") and os.path.basename(real).startswith(PREFIX)
+        if ours and os.path.isdir(real):
+            # any cgroup, memory or pids: kill what is in it, then remove it
+            PidsGroup(real, 1).close()

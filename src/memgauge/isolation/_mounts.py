@@ -25,6 +25,8 @@ from memgauge.isolation._libc import (
 from memgauge.isolation._sandbox import memgauge_parent
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from memgauge.isolation._libc import Libc
     from memgauge.isolation._sandbox import SandboxRun
 
@@ -35,13 +37,13 @@ _PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 _EMPTY_DIRS = ("/home", "/root", "/run")
 
 
-def make_mounts(plan: SandboxRun, libc: Libc) -> str:
+def make_mounts(plan: SandboxRun, libc: Libc, private: Callable[[str], str] | None = None) -> str:
     """Make the run's mounts; the record's detail of what they are. Raises OSError, with every
     mount made so far undone, when one fails: a half-covered filesystem could leave the program
     without an interpreter."""
     mounts = Mounts(libc)
     try:
-        return _mount_all(plan, mounts)
+        return _mount_all(plan, mounts, private)
     except OSError:
         mounts.undo()
         raise
@@ -102,7 +104,7 @@ def _closed_ancestor(path: str) -> str | None:
     return None
 
 
-def _mount_all(plan: SandboxRun, mounts: Mounts) -> str:
+def _mount_all(plan: SandboxRun, mounts: Mounts, private: Callable[[str], str] | None) -> str:
     wanted = _wanted_paths(plan.run_dir)
     needed = _outermost(wanted)
     run_dir = os.path.realpath(plan.run_dir)
@@ -146,7 +148,11 @@ def _mount_all(plan: SandboxRun, mounts: Mounts) -> str:
                 continue  # the run needs it whole (its own directory, the interpreter)
             if os.path.isdir(path):
                 data = "mode=1777" if kind == "private" else "mode=0755,size=64k"
-                mounts.mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, data)
+                if kind == "private" and private is not None:
+                    # a directory of the run's size-limited scratch space (_scratch.py)
+                    mounts.mount(private(path), path, None, MS_BIND, None)
+                else:
+                    mounts.mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, data)
                 for n in needed:
                     if _under(n, path) and n != path:
                         os.makedirs(n, 0o755, exist_ok=True)

@@ -44,6 +44,7 @@ PIECES = (
     "environment",
     "user",
     "filesystem",
+    "disk",
 )
 RUNNER_PIECES = PIECES[2:]  # what the runner, inside the namespaces, applies and records
 
@@ -59,8 +60,10 @@ class Sandbox:
     """What a sandboxed run is allowed. ``None`` for a limit: not limited.
 
     ``max_processes`` counts tasks, threads included (that is what ``pids.max`` counts);
-    ``max_output_bytes`` bounds the program's stdout and stderr together; ``network`` True leaves
-    the host's network reachable; ``unprivileged`` runs the program as a uid of its own;
+    ``max_output_bytes`` bounds the program's stdout and stderr together; ``disk_bytes`` what it
+    writes in all (a scratch filesystem of that size holds every place it may write:
+    ``_scratch``); ``network`` True leaves the host's network reachable; ``unprivileged`` runs
+    the program as a uid of its own;
     ``hidden_paths`` are directories (or files) the run must not see; ``env`` is added to the
     program's scrubbed environment.
     """
@@ -69,6 +72,7 @@ class Sandbox:
     wall_seconds: float | None = None
     max_processes: int | None = 64
     max_output_bytes: int | None = 1 << 20
+    disk_bytes: int | None = None
     network: bool = False
     unprivileged: bool = True
     hidden_paths: tuple[str, ...] = ()
@@ -77,7 +81,7 @@ class Sandbox:
     def __post_init__(self) -> None:
         # a list from JSON or a caller is accepted, but the frozen value holds a tuple
         object.__setattr__(self, "hidden_paths", tuple(self.hidden_paths))
-        for name in ("memory_bytes", "max_processes", "max_output_bytes"):
+        for name in ("memory_bytes", "max_processes", "max_output_bytes", "disk_bytes"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ValueError(f"Sandbox.{name} must be a positive integer or None, not {value!r}")
@@ -95,6 +99,7 @@ class Sandbox:
             "wall_seconds": self.wall_seconds,
             "max_processes": self.max_processes,
             "max_output_bytes": self.max_output_bytes,
+            "disk_bytes": self.disk_bytes,
             "network": self.network,
             "unprivileged": self.unprivileged,
             "hidden_paths": list(self.hidden_paths),

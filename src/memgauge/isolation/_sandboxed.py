@@ -33,6 +33,31 @@ MAX_EVENTS_FILE_BYTES = 256 << 20
 # (a process record per pid an event names, its command line as given), and reading them costs
 # the runner, which no limit of the run's bounds, many times their size in memory
 MAX_EVENTS_TOTAL_BYTES = 16 << 20
+# the runner's own resident memory (it runs as root, outside the run's memory cgroup): a run that
+# makes the measurement itself pass this is stopped, its verdict an error that says so. What the
+# runner keeps per process is bounded (the watcher's command lines, the files it reads), so only a
+# bug or an attack reaches it; the run's record says the runner's peak either way
+RUNNER_MAX_RSS_BYTES = 512 << 20
+
+
+def _own_rss() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _own_peak() -> int:
+    """The runner's resident high-water mark (VmHWM), bytes."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 class SandboxIsolation:
@@ -81,7 +106,16 @@ class SandboxIsolation:
     # -- while it runs
 
     def crossed(self) -> str | None:
-        """Why the run must stop now (its output passed the limit), or None."""
+        """Why the run must stop now (the measurement's own memory, or its output, passed its
+        limit), or None; the scratch space's use sampled meanwhile."""
+        if self.setup.scratch is not None:
+            self.setup.scratch.sample()
+        own = _own_rss()
+        if own > RUNNER_MAX_RSS_BYTES:
+            self.setup.hit["measurement"] = (
+                f"stopped: the runner's own memory passed {format_bytes(RUNNER_MAX_RSS_BYTES)}"
+            )
+            return f"the measurement's own memory passed {format_bytes(RUNNER_MAX_RSS_BYTES)}"
         limit = self.sandbox.max_output_bytes
         if limit is None or not self.setup.outputs:
             return None
@@ -198,6 +232,15 @@ class SandboxIsolation:
                     f"a new process or thread was refused {refused} time(s) at the limit of "
                     f"{self.sandbox.max_processes}"
                 )
+        scratch = setup.scratch
+        if scratch is not None:
+            scratch.sample()
+            setup.disk = scratch.figures()
+            if scratch.full:
+                setup.hit["disk"] = (
+                    f"its files passed {format_bytes(scratch.limit)}: writes past it failed (ENOSPC)"
+                )
+        setup.runner = {"peak_rss_bytes": _own_peak(), "limit_bytes": RUNNER_MAX_RSS_BYTES}
         stopped = profile.exit.stopped_by or ""
         if stopped.startswith("rss") or (profile.exit.oom_killed and self.sandbox.memory_bytes is not None):
             setup.hit["memory"] = stopped or "the OOM killer killed a process"

@@ -19,6 +19,8 @@ from memgauge.isolation._mounts import make_mounts
 from memgauge.isolation._probes import in_new_namespace
 from memgauge.isolation._protocol import HardLimits
 from memgauge.isolation._sandbox import RUNNER_PIECES, empty_record, memgauge_parent
+from memgauge.isolation._scratch import Scratch, mount_events
+from memgauge.isolation._seccomp import UserNamespaceFilter
 
 if TYPE_CHECKING:
     from memgauge.isolation._sandbox import SandboxRun
@@ -49,6 +51,12 @@ class SandboxSetup:
         self.fsize: int | None = None
         self._nproc: int | None = None
         self._memory_group: str | None = None
+        self.scratch: Scratch | None = None
+        self._own_mounts = False
+        self._userns: UserNamespaceFilter | None = None
+        # figures for the record: the scratch space's use, the runner's own memory
+        self.disk: dict[str, int] | None = None
+        self.runner: dict[str, int] | None = None
 
     def enter(self) -> None:
         """Everything that needs root in the namespaces, before the program starts. Never raises
@@ -58,11 +66,13 @@ class SandboxSetup:
         except (OSError, AttributeError):
             self.libc = None
         own_mounts = self._namespaces()
+        self._scratch(own_mounts)
         self._filesystem(own_mounts)
+        self._user()
+        self._disk()
         # again, through the new mounts: a working directory entered before them would still
         # lead (by "..") into the host's /tmp under the private one
         os.chdir(self.plan.workdir)
-        self._user()
         self._processes()
         self._output()
         self._wall()
@@ -100,9 +110,17 @@ class SandboxSetup:
         if not own_mounts:
             return
         assert self.libc is not None
+        scratch = self.scratch
         try:
-            self.applied["filesystem"] = make_mounts(self.plan, self.libc)
+            self.applied["filesystem"] = make_mounts(
+                self.plan, self.libc, None if scratch is None else scratch.private_dir
+            )
+            self._own_mounts = True
         except OSError as e:
+            if scratch is not None:
+                scratch.undo()
+                self.scratch = None
+                self.not_applied["disk"] = "no scratch filesystem without the filesystem piece"
             self.not_applied["filesystem"] = f"the mounts failed, none is kept: {e}"
 
     def _user(self) -> None:
@@ -121,10 +139,43 @@ class SandboxSetup:
             self.not_applied["user"] = f"uid {plan.uid} {problem}; the program runs as root"
             return
         self.uid = plan.uid
+        userns = UserNamespaceFilter()
+        if userns.problem:
+            namespaces = f"new user namespaces are not refused ({userns.problem})"
+        else:
+            self._userns = userns
+            namespaces = "no new user namespaces (seccomp: unshare/clone with CLONE_NEWUSER refused)"
         self.applied["user"] = (
             f"uid {plan.uid}, gid {plan.uid}, no supplementary groups, no new privileges "
-            "(setuid programs stay unprivileged); the uid is the run's alone"
+            f"(setuid programs stay unprivileged); the uid is the run's alone; {namespaces}"
         )
+
+    def _scratch(self, own_mounts: bool) -> None:
+        """The disk piece's first half, before the mounts: its filesystem, with the upload."""
+        limit = self.sandbox.disk_bytes
+        if limit is None:
+            self.not_applied["disk"] = "not asked for (disk_bytes=None); every file at most 1 GiB"
+            return
+        if not own_mounts or self.libc is None or os.geteuid() != 0:
+            why = self.not_applied.get("filesystem", "no mount namespace")
+            self.not_applied["disk"] = f"no scratch filesystem without the filesystem piece ({why})"
+            return
+        scratch = Scratch(self.plan, self.libc, limit)
+        try:
+            scratch.prepare()
+            self.scratch = scratch
+        except OSError as e:
+            self.not_applied["disk"] = f"the scratch filesystem could not be made: {e}"
+
+    def _disk(self) -> None:
+        """Its second half, once the uid is known: the run's own directories bound from it."""
+        if self.scratch is None:
+            return
+        try:
+            self.applied["disk"] = self.scratch.bind(self.uid)
+        except OSError as e:
+            self.scratch = None
+            self.not_applied["disk"] = f"the scratch filesystem could not be bound: {e}"
 
     def _reachable(self, uid: int) -> str:
         """Whether ``uid`` can run the program: the interpreter and memgauge must be reachable
@@ -169,6 +220,7 @@ class SandboxSetup:
         group, reason = create_pids_group(limit) if os.geteuid() == 0 else (None, "not root")
         if group is not None:
             self.pids_group = group
+            _hide(group.path, self.uid)
             self.applied["processes"] = (
                 f"at most {limit} tasks at once (threads count too): cgroup v{group.version} pids.max"
             )
@@ -230,6 +282,8 @@ class SandboxSetup:
 
     def note_memory(self, group: MemoryGroup | None, group_reason: str, by_group: bool) -> None:
         self._memory_group = None if group is None else group.path
+        if group is not None:
+            _hide(group.path, self.uid)
         limit = self.sandbox.memory_bytes
         if limit is None:
             self.not_applied["memory"] = "not asked for (memory_bytes=None)"
@@ -253,6 +307,9 @@ class SandboxSetup:
         os.mkdir(path, 0o700)
         if self.uid is not None:
             os.chown(path, self.uid, self.uid)
+        if self.scratch is not None and self.libc is not None:
+            # not on the host's disk: the program writes here too
+            mount_events(path, self.libc, self.uid)
         return path
 
     def note_environment(self, env: dict[str, str]) -> None:
@@ -269,6 +326,10 @@ class SandboxSetup:
             elif name in self.not_applied:
                 record["not_applied"][name] = self.not_applied[name]
         record["hit"] = dict(self.hit)
+        if self.disk is not None:
+            record["disk"] = dict(self.disk)
+        if self.runner is not None:
+            record["runner"] = dict(self.runner)
         return record
 
     def write_record(self) -> None:
@@ -293,9 +354,21 @@ class SandboxSetup:
                 resource.setrlimit(resource.RLIMIT_NPROC, (self._nproc, self._nproc))
             if self.libc is not None and self.libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
                 raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+            if self._userns is not None:
+                self._userns.install()
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
+
+
+def _hide(path: str, uid: int | None) -> None:
+    """A run's cgroup, readable by root and the run's own gid only (each run has a gid of its
+    own): no program reads another run's memory figures from /sys/fs/cgroup. The run's gid keeps
+    it readable while the runner reads as the program (``reading_as_program``)."""
+    with contextlib.suppress(OSError):
+        if uid is not None:
+            os.chown(path, 0, uid)
+        os.chmod(path, 0o750 if uid is not None else 0o700)
 
 
 def _watchdog_interval() -> float:

@@ -102,6 +102,36 @@ def kill_uid(uid: int, timeout: float = 3.0) -> None:
     kill_until_gone(lambda: pids_of_uid(uid), timeout, pause=0.01)
 
 
+def reap_unleased(timeout: float = 3.0) -> list[int]:
+    """Kill everything running as a sandbox uid that no run leases (its lock file is gone, or no
+    one holds it): what the runs of a server killed by SIGKILL left, such as a daemon that dropped
+    its environment and started a session of its own. The uids it killed."""
+    try:
+        lock_dir = _uid_lock_dir()
+    except OSError:
+        return []
+    reaped = []
+    for uid in sorted(u for u in uids_in_use() if UID_FIRST <= u <= UID_LAST):
+        path = os.path.join(lock_dir, str(uid))
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            fd = None
+        except OSError:
+            continue
+        try:
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # OSError: a live run holds it
+            kill_uid(uid, timeout)
+            reaped.append(uid)
+        except OSError:
+            continue
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return reaped
+
+
 def lease_uid() -> tuple[UidLease | None, str]:
     """A uid in [UID_FIRST, UID_LAST] that no account names, no process runs as, and no other
     run holds; probing starts at a random point so concurrent servers rarely contend."""

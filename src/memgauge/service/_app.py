@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memgauge.service import _store as store
+from memgauge.service._guard import BodyGuard, too_large
 from memgauge.service._settings import Settings
 
 ADMIN_TOKEN_FILE = "admin-token"
-# what a multipart body may add to the file it carries (boundaries, headers, the form fields)
-_MULTIPART_SLACK = 1 << 20
 
 
 def prepare_data_dir(settings: Settings) -> None:
@@ -108,20 +109,14 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
 
-    @app.middleware("http")
-    async def upload_limit(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        # refuse an oversized body before reading it; a body without a length is counted as read
-        length = request.headers.get("content-length")
-        if (
-            length is not None
-            and length.isdigit()
-            and int(length) > settings.max_upload_bytes + _MULTIPART_SLACK
-        ):
-            return JSONResponse(
-                {"detail": f"the request is over the upload limit of {settings.max_upload_bytes} bytes"},
-                status_code=413,
-            )
-        return await call_next(request)
+    # the token before the body, and every body limited as it streams (_guard.py)
+    app.add_middleware(BodyGuard, upload_bytes=settings.max_upload_bytes)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 413:
+            return too_large(request, exc)
+        return await http_exception_handler(request, exc)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:

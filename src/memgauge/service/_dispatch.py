@@ -58,6 +58,12 @@ class Dispatcher:
         return len(self._handles)
 
     def start(self) -> None:
+        from memgauge.isolation import reap_orphaned_runs
+
+        # before the queue: what a killed server's runs left on this host dies now, not when (and
+        # if) another run starts; found by their cgroups and uids, whatever they did to their
+        # environment and session
+        reap_orphaned_runs()
         self.recover()
         self._thread.start()
 
@@ -167,6 +173,7 @@ class Dispatcher:
         whole = {limit.metric: limit.value for limit in parse_budget(sub.budget) if limit.phase is None}
         memory = min(int(whole["rss"]), s.max_memory_bytes) if "rss" in whole else s.max_memory_bytes
         wall = min(whole["wall"], s.max_wall_seconds) if "wall" in whole else s.max_wall_seconds
+        disk = min(int(whole["disk"]), s.max_disk_bytes) if "disk" in whole else s.max_disk_bytes
         # the entry is a path in the upload: one starting with '-' (an archive's "--json=x.py")
         # must not be read as an option of memgauge run
         entry = f"./{sub.entry}" if sub.entry.startswith("-") else sub.entry
@@ -179,6 +186,7 @@ class Dispatcher:
                 wall_seconds=wall,
                 max_processes=s.max_processes,
                 max_output_bytes=s.max_output_bytes,
+                disk_bytes=disk,
                 network=False,
                 unprivileged=True,
                 hidden_paths=(s.data_dir,),

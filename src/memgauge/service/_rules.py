@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from memgauge.service._models import Submission, Token
+    from memgauge.service._store import Usage
 
 Role = Literal["submitter", "admin"]
 # submitter: its own submissions; admin: policies, tokens and every submission
@@ -37,6 +38,8 @@ MAX_ARGS_CHARS = 100_000
 MAX_ID = 2**31 - 1  # token ids (and owners): a PostgreSQL integer
 MAX_OFFSET = 10**9
 PAGE_SIZE, MAX_PAGE_SIZE = 50, 500
+# the whole-run metrics every run is measured (and stopped) by, whatever the host
+MEASURED = ("rss", "wall", "cpu", "disk")
 EMPTY_BUDGET = "budget: give at least one limit, e.g. 'rss=512MiB wall=30s'"
 
 _POLICY_NAME = re.compile(POLICY_NAME)
@@ -109,7 +112,14 @@ def budget_error(budget: str) -> str | None:
         parsed = parse_budget(budget, source="budget")
     except BudgetError as e:
         return str(e)
-    return None if parsed else EMPTY_BUDGET
+    if not parsed:
+        return EMPTY_BUDGET
+    if not any(limit.phase is None and limit.metric in MEASURED for limit in parsed):
+        return (
+            f"budget: give at least one whole-run limit the service measures ({', '.join(MEASURED)}); "
+            "gpu and phase limits alone would pass a program that never reaches them"
+        )
+    return None
 
 
 def policy_error(name: str, budget: str, description: str) -> str | None:
@@ -133,6 +143,25 @@ def filename_error(name: str) -> str | None:
 
 def entry_error(entry: str) -> str | None:
     return f"entry: a path of at most {MAX_ENTRY} characters" if len(entry) > MAX_ENTRY else None
+
+
+def quota_error(usage: Usage, upload_bytes: int, max_queued: int, max_stored_bytes: int) -> str | None:
+    """Why a token may not submit now: its submissions waiting or running, or the bytes they keep,
+    are at its quota (``memgauge serve --max-queued``, ``--max-stored``)."""
+    from memgauge._units import format_bytes
+
+    if usage.waiting >= max_queued:
+        return (
+            f"quota: this token has {usage.waiting} submissions queued or running, the most it may "
+            "have; submit again when one finishes"
+        )
+    if usage.stored_bytes + upload_bytes > max_stored_bytes:
+        return (
+            f"quota: this token's submissions keep {format_bytes(usage.stored_bytes)}; with this upload "
+            f"that would pass its quota of {format_bytes(max_stored_bytes)} (an admin can raise it "
+            "with memgauge serve --max-stored)"
+        )
+    return None
 
 
 def arguments(text: str) -> list[str]:

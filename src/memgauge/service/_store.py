@@ -141,6 +141,30 @@ def add_submission(db: Database, new: NewSubmission) -> Submission:
     return sub
 
 
+@dataclass(frozen=True)
+class Usage:
+    """What one token holds: submissions waiting or running, and the bytes its submissions keep
+    (uploads, profiles, output tails)."""
+
+    waiting: int
+    stored_bytes: int
+
+
+def usage(db: Database, owner_id: int) -> Usage:
+    mine = Submission.owner_id == owner_id
+    stored = (
+        func.coalesce(func.sum(Submission.upload_bytes), 0)
+        + func.coalesce(func.sum(func.length(Submission.profile)), 0)
+        + func.coalesce(func.sum(func.length(Submission.output_tail)), 0)
+    )
+    with db.session() as s:
+        waiting = s.scalar(
+            select(func.count()).select_from(Submission).where(mine, Submission.status.in_((QUEUED, RUNNING)))
+        )
+        held = s.scalar(select(stored).where(mine))
+    return Usage(int(waiting or 0), int(held or 0))
+
+
 def get_submission(db: Database, sub_id: str) -> Submission | None:
     with db.session() as s:
         return s.get(Submission, sub_id)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 
 from memgauge import capture
+from memgauge.watcher._watcher import CmdlineBudget, bounded_cmdline
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -92,11 +93,12 @@ class Descendants:
         self.root = os.getpid() if root is None else root
         st = capture.read_stat(self.root)
         self._root_image = st.image if st is not None else (0, 0)
-        self._root_cmdline = capture.read_cmdline(self.root) or []
+        self._root_cmdline = bounded_cmdline(capture.read_cmdline(self.root) or [])
         self.records: list[Descendant] = []
         self._live: dict[int, Descendant] = {}
         self._files = capture.OpenFiles()
         self._samples = 0
+        self._cmdlines = CmdlineBudget()
 
     def sample(self, t: float) -> dict[int, int]:
         """pid -> bytes each descendant adds to the tree's figure now (see the module's doc); a
@@ -127,8 +129,9 @@ class Descendants:
                     cmdline = capture.read_cmdline(pid) or [f"[{st.comm}]"]
                     if rec is not None:
                         self._replaced(rec)
-                    forked = st.image == parent_image and cmdline == parent_cmdline
-                    rec = Descendant(pid, parent, st.image, cmdline, t, forked)
+                    # compared and kept bounded (see CmdlineBudget)
+                    forked = st.image == parent_image and bounded_cmdline(cmdline) == parent_cmdline
+                    rec = Descendant(pid, parent, st.image, self._cmdlines.keep(cmdline), t, forked)
                     if first:
                         rec.cpu0 = (st.user_seconds, st.system_seconds)
                     self._live[pid] = rec

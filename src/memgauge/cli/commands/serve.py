@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import socket
 import sys
 
-from memgauge._errors import UsageError
+from memgauge._errors import ServiceUnavailableError, UsageError
 from memgauge.cli._common import Parser, Program
 
 TYPE_CHECKING = False
@@ -73,6 +75,25 @@ class ServeCommand:
         )
         p.add_argument("--max-output", default="1MiB", metavar="SIZE", help="a run's output (default 1MiB)")
         p.add_argument(
+            "--max-disk",
+            default="1GiB",
+            metavar="SIZE",
+            help="what a run may write in all; a policy's disk limit is enforced below it (default 1GiB)",
+        )
+        p.add_argument(
+            "--max-queued",
+            type=int,
+            default=100,
+            metavar="N",
+            help="submissions one token may have queued or running (default 100)",
+        )
+        p.add_argument(
+            "--max-stored",
+            default="1GiB",
+            metavar="SIZE",
+            help="bytes one token's submissions may keep: uploads, profiles, output (default 1GiB)",
+        )
+        p.add_argument(
             "--admin-token",
             metavar="TOKEN",
             default=os.environ.get("MEMGAUGE_ADMIN_TOKEN"),
@@ -82,14 +103,21 @@ class ServeCommand:
         p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
 
     def run(self, args: argparse.Namespace, program: list[str]) -> int:
-        settings = settings_from(args)
         try:
             import uvicorn
 
             from memgauge.service import create_app
         except ImportError as e:
-            raise UsageError(f"memgauge serve needs memgauge[service] ({e.name} is missing)") from None
+            raise UsageError(
+                "memgauge serve needs the service extra: pip install 'memgauge[service]' "
+                f"({e.name} is missing)"
+            ) from None
         from memgauge.service import database_url, open_database, prepare_data_dir
+
+        settings = settings_from(args)
+        # the port first: a server that cannot listen must say so before it prints its address or
+        # makes a token
+        sock = _listen(args.host, args.port)
 
         # a database that cannot be opened fails here, with a message and exit 64, not in uvicorn
         prepare_data_dir(settings)
@@ -101,8 +129,33 @@ class ServeCommand:
             file=sys.stderr,
             flush=True,
         )
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        config = uvicorn.Config(app, log_level=args.log_level, limit_concurrency=MAX_CONNECTIONS)
+        uvicorn.Server(config).run(sockets=[sock])
         return 0
+
+
+# connections served at once; past it uvicorn answers 503 at once rather than queueing without end
+MAX_CONNECTIONS = 512
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, or ServiceUnavailableError (exit 69) saying why not."""
+    try:
+        info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = info[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as e:
+        raise ServiceUnavailableError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as e:
+        sock.close()
+        why = "the port is in use (another server?)" if e.errno == errno.EADDRINUSE else e.strerror
+        raise ServiceUnavailableError(f"cannot listen on {host}:{port}: {why}") from None
+    sock.set_inheritable(False)
+    return sock
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -123,6 +176,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         raise UsageError("--workers must be at least 1")
     if args.max_processes < 1:
         raise UsageError("--max-processes must be at least 1")
+    if args.max_queued < 1:
+        raise UsageError("--max-queued must be at least 1")
     if not 0 < args.port < 65536:
         raise UsageError(f"--port must be 1-65535, not {args.port}")
     if args.address is not None and args.engine != "ray":
@@ -142,5 +197,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         max_wall_seconds=wall,
         max_processes=args.max_processes,
         max_output_bytes=size("--max-output", args.max_output),
+        max_disk_bytes=size("--max-disk", args.max_disk),
+        max_queued=args.max_queued,
+        max_stored_bytes=size("--max-stored", args.max_stored),
         admin_token=args.admin_token,
     )

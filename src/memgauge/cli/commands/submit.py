@@ -145,7 +145,7 @@ class Client:
         detail = _detail(response)
         if response.status_code in (401, 403):
             raise PermissionDeniedError(f"{self.server} refused the token: {detail}")
-        if response.status_code in (404, 409, 413, 422):
+        if response.status_code in (404, 409, 413, 422, 429):
             raise RefusedError(f"{self.server} refused it: {detail}")
         raise ServiceUnavailableError(f"{self.server} answered {response.status_code}: {detail}")
 
@@ -209,6 +209,27 @@ def _outputs(client: Client, sub: dict[str, Any], args: argparse.Namespace) -> N
         write_output(args.html, html, "report")
 
 
+def _limits_text(doc: Any) -> str:
+    """The verdict's limits as ``memgauge check`` prints them (sizes and times in units)."""
+    from memgauge.gate import Verdict, format_amount, verdict_text
+
+    try:
+        return "".join(f"  {line}\n" for line in verdict_text(Verdict.from_dict(doc)).splitlines())
+    except (ValueError, TypeError, AttributeError):
+        lines = []
+        for r in doc.get("results", []) if isinstance(doc, dict) else []:
+            unit = r.get("unit") if r.get("unit") in ("bytes", "seconds") else None
+
+            def shown(value: Any, unit: str | None = unit) -> str:
+                return format_amount(value, unit) if unit and isinstance(value, (int, float)) else str(value)
+
+            lines.append(
+                f"  {r.get('key', '?')} <= {shown(r.get('limit'))}: {r.get('status', '?')} "
+                f"({r.get('note') or shown(r.get('measured'))})\n"
+            )
+        return "".join(lines)
+
+
 def _print_result(client: Client, sub: dict[str, Any]) -> None:
     from memgauge._units import format_bytes, format_seconds
 
@@ -226,9 +247,16 @@ def _print_result(client: Client, sub: dict[str, Any]) -> None:
             verdict_doc = client.json("GET", f"/api/v1/submissions/{sub['id']}/verdict")
         except (RefusedError, ServiceUnavailableError):
             verdict_doc = None
-        for r in (verdict_doc or {}).get("results", []):
-            say(f"  {r.get('limit', '?')}: {r.get('status', '?')} ({r.get('note') or r.get('measured')})\n")
+        if verdict_doc:
+            say(_limits_text(verdict_doc))
     sandbox = sub.get("sandbox") or {}
+    # a run that never started has every piece not applied for one reason: said once
+    by_reason: dict[str, list[str]] = {}
     for name, why in (sandbox.get("not_applied") or {}).items():
-        say(f"  note: the sandbox's {name} limit was not applied: {why}\n")
+        by_reason.setdefault(str(why), []).append(str(name))
+    for why, names in by_reason.items():
+        if len(names) == 1:
+            say(f"  note: the sandbox's {names[0]} piece was not applied: {why}\n")
+        else:
+            say(f"  note: {len(names)} sandbox pieces were not applied ({', '.join(names)}): {why}\n")
     say(f"  report: {client.server}/ui/submissions/{sub['id']}\n")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from memgauge._errors import UsageError
+from memgauge._errors import TargetNotFoundError, UsageError
 from memgauge._files import check_output
 from memgauge.cli._common import Parser, Program, color_options, default_profile_path, renamed_option, say
 from memgauge.cli.commands._sweep_run import (
@@ -158,6 +158,8 @@ class SweepCommand:
                 raise UsageError("--confirm runs the program: it cannot be used with --load")
             from memgauge.model import load_sweep
 
+            if not os.path.exists(args.load):  # exit 66, as for a missing profile (README)
+                raise TargetNotFoundError(f"no such sweep record: {args.load}")
             return report(args, load_sweep(args.load), limits_of(args))
         plan = _plan(args, program)
         limits = limits_of(args)

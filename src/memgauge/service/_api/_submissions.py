@@ -22,6 +22,7 @@ from memgauge.service._api._common import (
     visible,
 )
 from memgauge.service._judge import report_html
+from memgauge.service._models import Submission, Token
 from memgauge.service._rules import (
     MAX_ID,
     MAX_OFFSET,
@@ -34,6 +35,7 @@ from memgauge.service._rules import (
     filename_error,
     is_policy_name,
     listed_owner,
+    quota_error,
 )
 from memgauge.service._schemas import (
     ErrorOut,
@@ -60,6 +62,7 @@ _NOT_YET: Responses = {409: {"model": ErrorOut, "description": "the run has not 
     tags=["submissions"],
     responses={
         413: {"model": ErrorOut, "description": "the upload is over the limit"},
+        429: {"model": ErrorOut, "description": "over the token's quota (submissions waiting, bytes kept)"},
         **INVALID,
         **UNREADABLE,
     },
@@ -75,11 +78,25 @@ async def submit(
     args: Annotated[str, Form(description="the program's arguments, a JSON array of strings")] = "[]",
 ) -> SubmissionOut:
     """Submit a program. It is stored before this answers; it runs when a worker is free."""
+    from starlette.concurrency import run_in_threadpool
+
+    data = await _read_limited(file, settings(request).max_upload_bytes)
+    # the checks (an archive is decompressed to be counted) and the database are blocking work:
+    # on the event loop they would hold up every other request meanwhile
+    name = file.filename or "upload"
+    sub = await run_in_threadpool(_accept, request, token, data, name, policy, entry, args)
+    request.app.state.dispatcher.wake()
+    return submission_out(sub)
+
+
+def _accept(
+    request: Request, token: Token, data: bytes, name: str, policy: str, entry: str | None, args: str
+) -> Submission:
+    """The upload checked and stored, or the HTTPException that says why not."""
     from memgauge.isolation import UploadError, UploadLimits, inspect_upload, resolve_entry, safe_py_name
 
-    limit = settings(request).max_upload_bytes
+    s = settings(request)
     db = database(request)
-    data = await _read_limited(file, limit)
     try:
         program_args = arguments(args)
     except ValueError as e:
@@ -87,12 +104,11 @@ async def submit(
     chosen = store.get_policy(db, policy) if is_policy_name(policy) else None
     if chosen is None:
         raise HTTPException(422, f"no policy {policy!r}: GET /api/v1/policies lists them")
-    name = file.filename or "upload"
     error = filename_error(name)
     if error is not None:
         raise HTTPException(422, error)
     try:
-        info = inspect_upload(name, data, UploadLimits(max_upload_bytes=limit))
+        info = inspect_upload(name, data, UploadLimits(max_upload_bytes=s.max_upload_bytes))
         if info.kind == "py":
             name = safe_py_name(name)
         program = resolve_entry(info, entry) if info.kind != "py" else name
@@ -103,7 +119,10 @@ async def submit(
     error = entry_error(program)
     if error is not None:
         raise HTTPException(422, error)
-    sub = store.add_submission(
+    error = quota_error(store.usage(db, token.id), len(data), s.max_queued, s.max_stored_bytes)
+    if error is not None:
+        raise HTTPException(429, error)
+    return store.add_submission(
         db,
         store.NewSubmission(
             owner_id=token.id,
@@ -116,8 +135,6 @@ async def submit(
             upload=data,
         ),
     )
-    request.app.state.dispatcher.wake()
-    return submission_out(sub)
 
 
 async def _read_limited(file: UploadFile, limit: int) -> bytes:
