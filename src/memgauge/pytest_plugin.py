@@ -161,14 +161,17 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
         yield
         return
     from memgauge.runner import profile
+    from memgauge.watcher import own_oom_kills
 
     prof = profile(lines=True, children=True)
+    kills = own_oom_kills()
     with prof:
         outcome = yield
     if prof.profile is None or _skipped(outcome):
         return
+    kills = own_oom_kills() - kills
     state = item.config.stash[_STATE]
-    item.stash[_RECORD] = _judge(item, budget, prof.profile, prof, state.rootdir)
+    item.stash[_RECORD] = _judge(item, budget, prof.profile, prof, state.rootdir, kills)
 
 
 def _skipped(outcome: Any) -> bool:
@@ -197,15 +200,24 @@ def _growth(profile: Profile, start_tree: int, start_process: int) -> Profile:
 
 
 def _judge(
-    item: pytest.Item, budget: Budget, profile: Profile, prof: measurement, rootdir: str
+    item: pytest.Item, budget: Budget, profile: Profile, prof: measurement, rootdir: str, kills: int = 0
 ) -> dict[str, Any]:
     """The test's record: its figures, and per limit the gate's own result (``CheckResult.to_dict``,
     as ``memgauge check --format json`` lists it) with ``where``, the blamed line relative to the
-    rootdir."""
+    rootdir. ``kills``: OOM kills in this process's memory cgroups while the test ran."""
     from memgauge.gate import judge
 
     start_tree = prof.start_resident_bytes
     grown = _growth(profile, start_tree, prof.start_process_resident_bytes)
+    if kills > 0 and len(profile.processes) > 1:
+        # a process the test started was OOM-killed at the limit of the groups pytest runs in (a
+        # container's; the machine's memory without one): the test's growth was at least that
+        # limit less what the tree held when the test began (the gate's "ceiling")
+        limit = profile.environment.get("memory_limit_bytes") or profile.environment.get("total_memory_bytes")
+        if isinstance(limit, int):
+            ceiling = {"bytes": max(0, limit - start_tree), "reached": True}
+            measurement = {"cgroup_limit": ceiling, "oom_kills": kills}
+            grown.environment = {**grown.environment, "measurement": measurement}
     verdict = judge(grown, budget)
     checks = [{**result.to_dict(), "where": _blamed_line(result, rootdir)} for result in verdict.results]
     return {
@@ -240,10 +252,13 @@ def _message(verdict: Verdict, grown: Profile, start_tree: int, rootdir: str) ->
         limit = result.limit
         kind = "memory" if limit.unit == "bytes" else "time"
         over = float(result.measured) - limit.value
+        at_least = "at least " if result.at_least else ""
         text = (
-            f"{kind} budget exceeded: {limit.key} {format_amount(result.measured, limit.unit)} > "
-            f"{format_amount(limit.value, limit.unit)} (over by {format_amount(over, limit.unit)})"
+            f"{kind} budget exceeded: {limit.key} {at_least}{format_amount(result.measured, limit.unit)} > "
+            f"{format_amount(limit.value, limit.unit)} (over by {at_least}{format_amount(over, limit.unit)})"
         )
+        if result.at_least:
+            text += f": {result.note}"
         blame = result.blame
         if blame is not None and blame.phase and limit.phase is None:
             text += f" in phase {blame.phase}"

@@ -237,3 +237,54 @@ def test_enforce_stops_a_program_past_its_wall_limit(tmp_path: Path) -> None:
     profile = json.loads((tmp_path / "p.json").read_text())
     assert profile["exit"]["stopped_by"] == "wall time crossed the limit 1.00 s (watchdog)"
     assert 1.0 <= profile["wall_seconds"] < 3.0
+
+
+CHILD_OVER = PROGRAMS / "child_over_limit.py"
+
+
+@pytest.mark.parametrize("mode", ["kill", "cache"])
+def test_a_child_past_the_enforced_limit_is_over_budget_never_within(mode: str, tmp_path: Path) -> None:
+    """Issue 16: the child of a program touches 300 MiB under an enforced 200 MiB limit (``kill``:
+    anonymous memory, the OOM killer kills it; ``cache``: a file read, the kernel reclaims at the
+    limit) while the parent exits 0. Either way the figure is at least the limit: over budget."""
+    r = check(
+        "--budget",
+        "rss=200MiB",
+        "--enforce",
+        "-q",
+        "--format",
+        "json",
+        "-o",
+        "v.json",
+        "--json",
+        "p.json",
+        str(CHILD_OVER),
+        cwd=tmp_path,
+        env={"CHILD_MODE": mode},
+    )
+    assert r.returncode == 1, r.stderr  # over budget
+    profile = json.loads((tmp_path / "p.json").read_text())
+    assert profile["exit"]["code"] == 0  # the parent ended well
+    measurement = profile["environment"]["measurement"]
+    assert measurement["cgroup_limit"] == {"bytes": 200 * MIB, "reached": True}
+    verdict = json.loads((tmp_path / "v.json").read_text())
+    (rss,) = verdict["results"]
+    assert (rss["status"], rss["at_least"], rss["measured"]) == ("fail", True, 200 * MIB)
+    if mode == "kill":
+        assert "child exit -9" in r.stdout
+        assert measurement["oom_kills"] == 1
+        assert "OOM killer killed a process of the tree at the enforced limit 200 MiB" in rss["note"]
+    else:
+        assert "child exit 0" in r.stdout
+        assert measurement["oom_kills"] == 0
+        assert rss["note"] == "usage reached the enforced limit 200 MiB: at least 200 MiB"
+    assert "≥ 200 MiB" in r.stderr and "OVER BUDGET" in r.stderr
+
+
+def test_a_child_within_the_enforced_limit_passes(tmp_path: Path) -> None:
+    # the child-process variant of a pass: 50 MiB under an enforced 200 MiB
+    r = check(
+        "--budget", "rss=200MiB", "--enforce", "-q", str(CHILD_OVER), cwd=tmp_path, env={"CHILD_MIB": "50"}
+    )
+    assert r.returncode == 0, r.stderr
+    assert "child exit 0" in r.stdout and "within budget" in r.stderr and "≥" not in r.stderr

@@ -345,3 +345,65 @@ def test_memgauge_imported_before_pytest_is_no_warning(pytester: pytest.Pytester
     result = pytester.run(sys.executable, "-c", code)
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
     assert "already imported" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_child_oom_killed_under_the_groups_limit_fails_its_test(pytester: pytest.Pytester) -> None:
+    """Issue 16, the plugin's child-process variant of an OOM kill: pytest runs in a memory cgroup
+    with a 300 MiB limit (a container's, a CI job's); a test's child touches 600 MiB, is
+    OOM-killed, and the test ignores its exit status. The test fails its budget: its growth was at
+    least the limit less what pytest held, never "within"."""
+    import os
+    import subprocess
+
+    from memgauge.watcher import create_memory_group
+
+    group, reason = create_memory_group("auto")
+    if group is None:
+        pytest.skip(f"no memory cgroup: {reason}")
+    pytester.makepyfile(
+        test_killed="""
+        import subprocess
+        import sys
+        import pytest
+
+        @pytest.mark.memory_budget("rss=100MiB")
+        def test_killed_child():
+            code = "x = b'x' * (600 << 20); import time; time.sleep(0.3)"
+            r = subprocess.run([sys.executable, "-c", code])  # LINE: child
+            assert r.returncode == -9
+
+        @pytest.mark.memory_budget("rss=100MiB")
+        def test_small_child():
+            code = "x = b'x' * (20 << 20)"
+            subprocess.run([sys.executable, "-c", code], check=True)
+        """
+    )
+    procs = group.procs_file
+    try:
+        group.set_limit(300 << 20)
+
+        def join() -> None:
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+
+        r = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--memgauge-json", "out.json"],
+            cwd=pytester.path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=join,
+        )
+        kills = group.oom_kills()
+    finally:
+        group.close()
+    assert kills >= 1, r.stdout
+    assert "1 failed, 1 passed" in r.stdout, r.stdout
+    text = section(r.stdout, "test_killed_child")
+    assert "rss at least" in text and "OOM killer killed a process of the tree" in text, text
+    records = {
+        t["nodeid"].split("::")[1]: t for t in json.loads((pytester.path / "out.json").read_text())["tests"]
+    }
+    (rss,) = records["test_killed_child"]["checks"]
+    assert (rss["status"], rss["at_least"]) == ("fail", True)
+    assert records["test_small_child"]["status"] == "pass"

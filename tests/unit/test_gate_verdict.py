@@ -109,7 +109,7 @@ def test_whole_run_figures() -> None:
     [
         ("rss=500MiB", "pass", 100.0 * MIB),
         ("rss=400MiB", "pass", 0.0),  # exactly the limit: within it
-        ("rss=419430399", "fail", -1.0),  # one byte under the peak
+        ("rss=419430399B", "fail", -1.0),  # one byte under the peak
         ("wall=10s", "pass", 0.0),
         ("wall=9.5s", "fail", -0.5),
         ("cpu=7.5s", "pass", 0.0),
@@ -560,6 +560,7 @@ def test_to_dict_is_json_without_nan() -> None:
             "bytes": 600 * MIB,
             "seconds": None,
         },
+        "at_least": False,
     }
     # bytes are whole numbers in the JSON, seconds are floats
     assert isinstance(rss["limit"], int) and isinstance(rss["measured"], int)

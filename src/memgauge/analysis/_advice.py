@@ -10,7 +10,8 @@ the tables next to it. Thresholds are deliberately high: a report that always ad
 - ``temporaries``: a line holding at least 20% (and 32 MiB) of its process's peak kept less than
   half of that once it had run (it built temporaries and released them itself), or the process
   released at least half of it after its peak and stayed that much lower (the median of its later
-  samples, the last one left out: it may be the interpreter's teardown).
+  samples, the last one left out: it may be the interpreter's teardown). Never an import line:
+  what an import holds is the library's footprint (the ``imports`` rule), not temporaries.
 - ``waiting``: a user line waited at least 25% of the wall time while the run used less than half
   a core on average.
 """
@@ -32,6 +33,14 @@ _TEXT_READ = re.compile(
     r"\b(read_csv|read_table|read_json|read_fwf|loadtxt|genfromtxt|csv\.(reader|DictReader)|json\.loads?)\s*\("
 )
 _PICKLE_READ = re.compile(r"\b(pickle\.loads?|read_pickle|joblib\.load|torch\.load|dill\.loads?)\s*\(")
+# an import statement: what it holds is a library's footprint, never temporaries to work around
+_IMPORT_LINE = re.compile(r"^(import\s|from\s+\S+\s+import\b)")
+
+
+def is_import_line(source: str) -> bool:
+    """An import statement: what it holds is a library's footprint, a one-off cost, never
+    temporaries to work around or a leak."""
+    return _IMPORT_LINE.match(source.strip()) is not None
 
 
 @dataclass(frozen=True)
@@ -184,7 +193,7 @@ def _temporaries(profile: Profile, cwd: str | None) -> list[tuple[float, Advice]
     out: list[tuple[float, Advice]] = []
     for a in _held_by_line(profile):
         peak = _peak_of(profile, a.pid)
-        if not a.line or a.bytes < 32 * MIB or a.bytes < 0.2 * peak:
+        if not a.line or a.bytes < 32 * MIB or a.bytes < 0.2 * peak or is_import_line(a.source):
             continue
         key = (a.pid, a.file, a.line)
         kept = max(0, growth[key]) if key in growth else None

@@ -67,7 +67,8 @@ class Blame:
 class CheckResult:
     """One limit judged. ``measured`` is bytes or seconds, None when not measured; ``status`` is
     "pass", "fail" or "unmeasured"; ``baseline``: the baseline median a baseline limit was made
-    from, None for a budget's limit."""
+    from, None for a budget's limit; ``at_least``: ``measured`` is a lower bound, the enforced
+    memory limit the run reached (the kernel kept usage from going past it)."""
 
     limit: Limit
     measured: float | None
@@ -75,6 +76,7 @@ class CheckResult:
     blame: Blame | None = None
     note: str = ""
     baseline: float | None = None
+    at_least: bool = False
 
     @property
     def margin(self) -> float | None:
@@ -96,6 +98,7 @@ class CheckResult:
             "note": self.note,
             "baseline": _json_number(self.baseline, unit),
             "blame": None if self.blame is None else self.blame.to_dict(),
+            "at_least": self.at_least,
         }
 
     @classmethod
@@ -125,6 +128,7 @@ class CheckResult:
             blame=None if blame is None else Blame.from_dict(blame),
             note=_str(data, "note", where, default=""),
             baseline=_float_or_none(data, "baseline", where),
+            at_least=_bool(data, "at_least", where),
         )
 
 
@@ -227,6 +231,14 @@ def _str_or_none(data: Mapping[str, Any], key: str, where: str) -> str | None:
     value = data.get(key)
     if value is not None and not isinstance(value, str):
         raise _wrong(where, key, "a string")
+    return value
+
+
+def _bool(data: Mapping[str, Any], key: str, where: str) -> bool:
+    # absent in verdicts stored before the key existed: false, what they meant
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise _wrong(where, key, "true or false")
     return value
 
 

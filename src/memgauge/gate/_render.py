@@ -142,6 +142,9 @@ def _row(r: CheckResult) -> tuple[str, str, str, str, str]:
     unit = r.limit.unit
     measured = "—" if r.measured is None else format_amount(r.measured, unit)
     margin = "—" if r.margin is None else format_amount(r.margin, unit, signed=True)
+    if r.at_least and r.measured is not None:
+        # the run reached an enforced limit: its true figure is at least that, its room at most
+        measured, margin = f"≥ {measured}", f"≤ {margin}"
     return (_plain(r.limit.key), format_amount(r.limit.value, unit), measured, margin, _STATUS[r.status])
 
 

@@ -8,10 +8,14 @@ What each limit measures:
 - ``wall``: the run's wall time; ``phase.wall``: the summed duration of that name's records, as the
   report's phase table sums them;
 - ``cpu``: user + system time of the tree; per phase it is not recorded: unmeasured;
-- ``gpu``: no profile carries a GPU figure yet: unmeasured.
+- ``gpu``: no profile carries a GPU figure yet: unmeasured;
+- ``disk``: the most a sandboxed run's files held on its scratch space (``environment.sandbox.disk``,
+  memgauge serve); unmeasured elsewhere, and per phase.
 
 An unmeasured limit (the phase never ran, no GPU figure) never fails; its note says why. A limit is
-inclusive: measuring exactly the limit passes.
+inclusive: measuring exactly the limit passes, except under a memory limit the kernel enforced
+(``_ceiling``): a run that reached it, or had any process of its tree OOM-killed, measured "at
+least the limit" and fails a whole-run rss limit at or below it.
 
 Blame, for a failed limit, is what to look at first:
 
@@ -36,6 +40,7 @@ even count): the run that stands for the figure shown.
 from __future__ import annotations
 
 from memgauge.gate._budget import METRICS, Budget, Limit, format_amount
+from memgauge.gate._ceiling import Ceiling, ceiling
 from memgauge.gate._records import FAIL, PASS, UNMEASURED, Blame, CheckResult, Verdict
 from memgauge.model import Attribution, PhaseRecord, Profile
 
@@ -46,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["judge", "judge_baseline", "judge_runs", "measure", "phase_names"]
 
 NO_GPU_NOTE = "no GPU figure in this profile (memgauge does not measure GPU memory yet)"
+NO_DISK_NOTE = "disk use is measured for a whole sandboxed run only (memgauge serve)"
 PHASE_CPU_NOTE = "CPU time is not recorded per phase"
 LOWER_BOUND_NOTE = "a lower bound: the phase's peak is not exact"
 
@@ -60,6 +66,11 @@ def measure(profile: Profile, metric: str, phase: str | None = None) -> tuple[fl
         raise ValueError(f"unknown metric {metric!r}")
     if metric == "gpu":
         return None, NO_GPU_NOTE
+    if metric == "disk":
+        disk = (profile.environment.get("sandbox") or {}).get("disk") or {}
+        if phase is not None or not isinstance(disk.get("peak_bytes"), int):
+            return None, NO_DISK_NOTE
+        return float(disk["peak_bytes"]), ""
     if phase is None:
         if metric == "rss":
             return float(profile.peak.resident_bytes), ""
@@ -95,19 +106,52 @@ def judge_runs(runs: Sequence[Profile], budget: Budget) -> Verdict:
         raise ValueError("judge_runs needs at least one profile")
     results = []
     stops = [(i, _stopped_metric(run)) for i, run in enumerate(runs)]
+    ceilings = [(i, c) for i, run in enumerate(runs) if (c := ceiling(run)) is not None]
     for limit in budget.limits:
         result = _judge_limit(runs, limit)
         stopped = [i for i, metric in stops if metric == limit.metric and limit.phase is None]
         if stopped:
             i = stopped[0]
-            where = f" (run {i + 1} of {len(runs)})" if len(runs) > 1 else ""
-            note = f"stopped by --enforce{where}: {runs[i].exit.stopped_by}"
+            note = f"stopped by --enforce{_where(i, runs)}: {runs[i].exit.stopped_by}"
             result = CheckResult(
                 limit, result.measured, FAIL, _blame(runs[i], limit), _join(note, result.note)
             )
+        if limit.metric == "rss" and limit.phase is None and ceilings:
+            result = _at_the_ceiling(result, runs, ceilings)
         results.append(result)
     failed, status = _program_status(runs, budget)
     return Verdict(tuple(results), failed, status, runs=len(runs))
+
+
+def _at_the_ceiling(
+    result: CheckResult, runs: Sequence[Profile], ceilings: list[tuple[int, Ceiling]]
+) -> CheckResult:
+    """A whole-run rss result when a run reached the memory limit the kernel enforced: its figure
+    is at least that limit. At or above the budget's limit, that is over budget (an OOM kill of
+    any process in the tree included); a ceiling below the budget's limit leaves the budget
+    unjudged: the run shows only that the program needs more than the ceiling."""
+    from memgauge._units import format_bytes
+
+    limit = result.limit
+    i, top = max(ceilings, key=lambda ic: ic[1].limit_bytes)
+    measured = max(result.measured or 0.0, float(top.limit_bytes))
+    # the kernel's counter can stop a charge batch short of the limit
+    if top.limit_bytes >= limit.value - runs[i].peak.error_bound_bytes:
+        note = f"{top.text()}{_where(i, runs)}: at least {format_bytes(top.limit_bytes)}"
+        blame = result.blame or _blame(runs[i], limit)
+        # the median's note that it lies within the counter's error bound of the limit says
+        # nothing now; "stopped by --enforce" still does
+        kept = [n for n in result.note.split("; ") if n and not n.startswith("within the peak's error bound")]
+        return CheckResult(limit, measured, FAIL, blame, _join(*kept, note), result.baseline, True)
+    note = (
+        f"{top.text()}{_where(i, runs)}, below the budget: at least {format_bytes(top.limit_bytes)}, "
+        "not judged against the budget"
+    )
+    return CheckResult(limit, measured, UNMEASURED, None, _join(note, result.note), result.baseline, True)
+
+
+def _where(i: int, runs: Sequence[Profile]) -> str:
+    return f" (run {i + 1} of {len(runs)})" if len(runs) > 1 else ""
 
 
 def judge_baseline(
@@ -184,12 +228,21 @@ def _program_status(runs: Sequence[Profile], budget: Budget) -> tuple[bool, str]
     from memgauge.analysis import exit_text
 
     enforced = {limit.metric for limit in budget.limits if limit.phase is None}
+    rss = min(
+        (limit.value for limit in budget.limits if limit.metric == "rss" and limit.phase is None),
+        default=None,
+    )
     bad: list[tuple[bool, str]] = []
     for i, run in enumerate(runs):
         text, tone = exit_text(run)
+        top = ceiling(run)
         if tone == "bad":
-            where = f" (run {i + 1} of {len(runs)})" if len(runs) > 1 else ""
-            bad.append((_stopped_metric(run) not in enforced, text + where))
+            bad.append((_stopped_metric(run) not in enforced, text + _where(i, runs)))
+        elif top is not None and top.oom_kills:
+            # the main process ended well but a process of its tree was OOM-killed at the limit:
+            # a breach of an rss limit the ceiling stands for, else a run that did not work
+            breach = rss is not None and top.limit_bytes >= rss - run.peak.error_bound_bytes
+            bad.append((not breach, f"{text}; {top.text()}{_where(i, runs)}"))
     failures = [text for failed, text in bad if failed]
     if failures:
         return True, failures[0]

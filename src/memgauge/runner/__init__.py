@@ -13,11 +13,18 @@ from memgauge._lazy import attach
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memgauge.isolation import HardLimits
+    from memgauge.runner._fit import FitResult, Trial, default_roots, evict_page_cache, fit_limit, prove_limit
     from memgauge.runner._inprocess import profile
     from memgauge.runner._runner import RunOptions, run_program
     from memgauge.runner._target import Target, parse_target
 
 _NAMES = {
+    "default_roots": "_fit",
+    "evict_page_cache": "_fit",
+    "fit_limit": "_fit",
+    "FitResult": "_fit",
+    "prove_limit": "_fit",
+    "Trial": "_fit",
     "HardLimits": "_runner",  # isolation's, as _runner imports it
     "parse_target": "_target",
     "profile": "_inprocess",
@@ -26,11 +33,17 @@ _NAMES = {
     "Target": "_target",
 }
 __all__ = [
+    "FitResult",
     "HardLimits",
     "RunOptions",
     "Target",
+    "Trial",
+    "default_roots",
+    "evict_page_cache",
+    "fit_limit",
     "parse_target",
     "profile",
+    "prove_limit",
     "run_program",
 ]
 __getattr__, __dir__ = attach(__name__, _NAMES)

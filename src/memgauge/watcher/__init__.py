@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     )
     from memgauge.watcher._descendants import Descendants
     from memgauge.watcher._environment import machine_environment
+    from memgauge.watcher._own_group import own_oom_kills
     from memgauge.watcher._timeline import TimelineBuilder
     from memgauge.watcher._watcher import TreeWatcher, WatchedProcess, user_cmdline
 
@@ -32,6 +33,7 @@ _NAMES = {
     "MemoryGroup": "_cgroup",
     "PidsGroup": "_cgroup",
     "PREFIX": "_cgroup",
+    "own_oom_kills": "_own_group",
     "TimelineBuilder": "_timeline",
     "TreeWatcher": "_watcher",
     "user_cmdline": "_watcher",
@@ -48,6 +50,7 @@ __all__ = [
     "create_memory_group",
     "create_pids_group",
     "machine_environment",
+    "own_oom_kills",
     "user_cmdline",
 ]
 __getattr__, __dir__ = attach(__name__, _NAMES)

@@ -192,6 +192,24 @@ class MemoryGroup(_Group):
                 return int(value)
         return 0
 
+    def limit_hits(self) -> int:
+        """How often the group's usage hit its limit (v1 ``memory.failcnt``, v2 ``memory.events``
+        ``max``): 0 when it never did, or no limit was set. A hit means the kernel had to reclaim
+        (or OOM-kill) to keep the group under its limit: the program wanted at least the limit."""
+        if self.version == 1:
+            # set_limit caps memory+swap at the same value, and that counter is charged first:
+            # its failcnt is the one that counts where swap accounting is on
+            return max(self._read_int("memory.failcnt"), self._read_int("memory.memsw.failcnt"))
+        try:
+            text = self._read("memory.events")
+        except OSError:
+            return 0
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "max":
+                return int(value)
+        return 0
+
     def set_limit(self, limit_bytes: int) -> None:
         """Enforce a memory limit on the group: past it the kernel reclaims, then OOM-kills. Swap
         is closed too where the host has it: a limit the program could swap past would slow it

@@ -7,6 +7,8 @@ line in ``COMMANDS``; ``cli/_main.py`` needs no change.
 
 from memgauge.cli.commands.check import CheckCommand
 from memgauge.cli.commands.compare import CompareCommand
+from memgauge.cli.commands.fit_limit import FitLimitCommand
+from memgauge.cli.commands.manage import PolicyCommand, TokenCommand
 from memgauge.cli.commands.run import RunCommand
 from memgauge.cli.commands.serve import ServeCommand
 from memgauge.cli.commands.submit import SubmitCommand
@@ -17,10 +19,13 @@ __all__ = [
     "COMMANDS",
     "CheckCommand",
     "CompareCommand",
+    "FitLimitCommand",
+    "PolicyCommand",
     "RunCommand",
     "ServeCommand",
     "SubmitCommand",
     "SweepCommand",
+    "TokenCommand",
     "ViewCommand",
 ]
 
@@ -29,7 +34,10 @@ COMMANDS = (
     ViewCommand(),
     CompareCommand(),
     CheckCommand(),
+    FitLimitCommand(),
     SweepCommand(),
     ServeCommand(),
     SubmitCommand(),
+    PolicyCommand(),
+    TokenCommand(),
 )

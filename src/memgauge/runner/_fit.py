@@ -1,0 +1,217 @@
+"""Proving a memory budget on real runs: the program under the budget as a hard limit in a fresh
+memory cgroup, caches cold (``prove_limit``), and the bisection for the smallest limit it survives
+and the smallest it runs at full speed under (``fit_limit``).
+
+Why real runs: no counter read from one unlimited run says what a container needs. The cgroup's
+peak counts page cache the kernel would reclaim under a limit (and only the cache this group read
+first: it moves with what ran before); the processes' RSS counts library pages the kernel can drop;
+the working set leaves out what stays mapped. A run under the limit itself, with the program's
+files evicted from page cache (a fresh container's state), answers for the kernel: survived or
+OOM-killed, how much slower, how often usage hit the limit (``failcnt``).
+
+Cold: before each run every regular file under the given roots (by default the Python installation
+memgauge runs with, its ``sys.prefix`` and ``sys.base_prefix``, and the program's directory) is
+evicted from page cache with ``posix_fadvise(POSIX_FADV_DONTNEED)``: only pages no process maps are
+dropped, so other programs on the machine keep theirs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from dataclasses import dataclass, field
+
+from memgauge.runner._runner import RunOptions, run_program
+from memgauge.runner._target import Target
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+__all__ = ["FitResult", "Trial", "default_roots", "evict_page_cache", "fit_limit", "prove_limit"]
+
+_MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One run: under ``limit_bytes`` (None: no limit), ``cold`` or not. ``survived``: it ended as
+    the unlimited run did and the OOM killer killed none of its processes; ``peak_bytes``: the
+    cgroup's high-water mark; ``limit_hits``: how often usage hit the limit (v1 ``failcnt``)."""
+
+    limit_bytes: int | None
+    cold: bool
+    survived: bool
+    exit_code: int | None
+    oom_kills: int
+    limit_hits: int
+    wall_seconds: float
+    peak_bytes: int
+    largest_process_bytes: int
+
+
+@dataclass
+class FitResult:
+    """``baseline``: the unlimited run; ``smallest_surviving_bytes``: the smallest limit tried that
+    the program survived (None when not searched); ``largest_failing_bytes``: the largest it did not
+    survive (the answer lies between); ``full_speed_bytes``: the smallest surviving limit whose run
+    took at most ``1 + tolerance`` times the baseline's wall time; ``trials``: every run, in order."""
+
+    baseline: Trial
+    tolerance: float
+    smallest_surviving_bytes: int | None = None
+    largest_failing_bytes: int | None = None
+    full_speed_bytes: int | None = None
+    trials: list[Trial] = field(default_factory=list)
+
+
+def default_roots(target: Target) -> list[str]:
+    """Where the files a Python program maps come from: the interpreter's installation and the
+    program's own directory (a module or command: the working directory)."""
+    roots = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
+    if target.kind == "script":
+        roots.add(os.path.dirname(os.path.realpath(target.value)))
+    else:
+        roots.add(os.getcwd())
+    return sorted(roots)
+
+
+def evict_page_cache(roots: Sequence[str]) -> int:
+    """Drop every regular file under ``roots`` from page cache (pages no process maps); returns
+    how many files were advised."""
+    count = 0
+    for root in roots:
+        for path in _files(root):
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                count += 1
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+    return count
+
+
+def _files(root: str) -> Iterator[str]:
+    if os.path.isfile(root):
+        yield root
+        return
+    for top, dirs, names in os.walk(root):
+        # a checkout's history is never mapped by the program
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in names:
+            yield os.path.join(top, name)
+
+
+def trial(
+    target: Target, limit_bytes: int | None, *, cold: bool, roots: Sequence[str], expect: int | None = 0
+) -> Trial:
+    """One run of ``target`` in a fresh memory cgroup, under ``limit_bytes``, line sampling off (it
+    adds memory of its own), its output discarded."""
+    if cold:
+        evict_page_cache(roots)
+    options = RunOptions(cgroup="auto", memory_limit_bytes=limit_bytes, lines="off")
+    with _quiet():
+        profile = run_program(target, options)
+    measurement = profile.environment.get("measurement") or {}
+    kills = int(measurement.get("oom_kills") or 0) or int(profile.exit.oom_killed)
+    return Trial(
+        limit_bytes=limit_bytes,
+        cold=cold,
+        survived=kills == 0 and profile.exit.code == expect,
+        exit_code=profile.exit.code,
+        oom_kills=kills,
+        limit_hits=int(measurement.get("limit_hits") or 0),
+        wall_seconds=profile.wall_seconds,
+        peak_bytes=profile.peak.resident_bytes,
+        largest_process_bytes=profile.peak.largest_process_bytes,
+    )
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """The program's stdout and stderr to /dev/null: a search runs it a dozen times."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, null):
+            os.close(fd)
+
+
+def prove_limit(
+    target: Target, limit_bytes: int, *, cold: bool = True, roots: Sequence[str] | None = None
+) -> tuple[Trial, Trial]:
+    """The unlimited run and the run under ``limit_bytes``, both cold (or both warm): did it
+    survive, how much slower (compare the two ``wall_seconds``), how often it hit the limit."""
+    roots = default_roots(target) if roots is None else roots
+    base = trial(target, None, cold=cold, roots=roots, expect=None)
+    limited = trial(target, limit_bytes, cold=cold, roots=roots, expect=base.exit_code)
+    return base, limited
+
+
+def fit_limit(
+    target: Target,
+    *,
+    cold: bool = True,
+    tolerance: float = 0.10,
+    roots: Sequence[str] | None = None,
+    precision_bytes: int = 2 * _MIB,
+    progress: Callable[[Trial], None] | None = None,
+) -> FitResult:
+    """Bisect over real runs for the smallest limit ``target`` survives, then for the smallest it
+    runs at full speed under (wall time at most ``1 + tolerance`` times the unlimited run's),
+    each to within ``precision_bytes``. The unlimited run's cgroup peak bounds the search from
+    above: under a limit that high the kernel never had to act."""
+    roots = default_roots(target) if roots is None else roots
+    base = trial(target, None, cold=cold, roots=roots, expect=None)
+    result = FitResult(base, tolerance, trials=[base])
+
+    def run(limit: int) -> Trial:
+        t = trial(target, limit, cold=cold, roots=roots, expect=base.exit_code)
+        result.trials.append(t)
+        if progress is not None:
+            progress(t)
+        return t
+
+    high = _page(base.peak_bytes + precision_bytes)
+    low = 0
+    while high - low > precision_bytes:
+        middle = _page((low + high) // 2)
+        if run(middle).survived:
+            high = middle
+        else:
+            low = middle
+    result.smallest_surviving_bytes = high
+    result.largest_failing_bytes = low or None
+    # full speed: between the smallest surviving limit and the unlimited peak
+    top = _page(base.peak_bytes + precision_bytes)
+    slow, fast = high, top
+    first = next((t for t in result.trials if t.limit_bytes == high), None)
+    if first is not None and first.survived and first.wall_seconds <= base.wall_seconds * (1 + tolerance):
+        fast = high
+    while fast - slow > precision_bytes:
+        middle = _page((slow + fast) // 2)
+        t = run(middle)
+        if t.survived and t.wall_seconds <= base.wall_seconds * (1 + tolerance):
+            fast = middle
+        else:
+            slow = middle
+    result.full_speed_bytes = fast
+    return result
+
+
+def _page(n: int) -> int:
+    return (n + 4095) // 4096 * 4096
