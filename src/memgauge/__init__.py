@@ -19,11 +19,11 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memgauge._errors import MemgaugeError
-    from memgauge.capture import phase, record
+    from memgauge.capture import phase, record, step
     from memgauge.model import Profile, load_profile
     from memgauge.runner import profile
 
-__all__ = ["MemgaugeError", "Profile", "__version__", "load_profile", "phase", "profile", "record"]
+__all__ = ["MemgaugeError", "Profile", "__version__", "load_profile", "phase", "profile", "record", "step"]
 
 _LAZY = {
     "MemgaugeError": "memgauge._errors",
@@ -32,6 +32,8 @@ _LAZY = {
     "profile": "memgauge.runner._inprocess",
     "phase": "memgauge.capture._phases",
     "record": "memgauge.capture._record",
+    # the end of a step where no optimizer marks it (torch tracking); a no-op when not measuring
+    "step": "memgauge.capture._torch",
     # `%load_ext memgauge` (IPython's extension protocol); not in __all__: not part of the Python API
     "load_ipython_extension": "memgauge.notebook",
     "unload_ipython_extension": "memgauge.notebook",

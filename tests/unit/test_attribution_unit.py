@@ -163,6 +163,7 @@ def test_sampler_holds_no_frame_while_it_reads_proc(tmp_path: Path) -> None:
 
 
 def test_a_malformed_lines_file_loses_that_process_only_and_says_so(tmp_path: Path) -> None:
+    from memgauge.capture import WIRE_VERSION
     from memgauge.capture._lines_read import read_lines
     from memgauge.model import CaptureWarning
 
@@ -170,10 +171,10 @@ def test_a_malformed_lines_file_loses_that_process_only_and_says_so(tmp_path: Pa
     s.lines[("f.py", 3, "f")] = [0.5, 0.0, 0.1, 0.0, 6.0]
     s.flush()
     good = json.loads((tmp_path / f"lines.{os.getpid()}.json").read_text())
-    assert good["v"] == 1
+    assert good["v"] == WIRE_VERSION
     (tmp_path / "lines.999999.json").write_text('{"pid": 999999, "keys": [["x.py"]]}')
     (tmp_path / "lines.999998.json").write_text("[1, 2")
-    (tmp_path / "lines.999997.json").write_text(json.dumps({**good, "pid": 999997, "v": 2}))
+    (tmp_path / "lines.999997.json").write_text(json.dumps({**good, "pid": 999997, "v": WIRE_VERSION + 1}))
     (tmp_path / "lines.999996.json").write_text(json.dumps({**good, "pid": 999996, "lines": [[0, 1.0]]}))
     (tmp_path / "lines.999995.json.tmp").write_text("[")  # a write in progress: not a lines file
     warnings: list[CaptureWarning] = []
@@ -183,7 +184,9 @@ def test_a_malformed_lines_file_loses_that_process_only_and_says_so(tmp_path: Pa
     assert sorted(why) == [f"lines.99999{n}.json" for n in (6, 7, 8, 9)]
     assert why["lines.999999.json"].startswith("no field 't_end'")
     assert why["lines.999998.json"].startswith("not JSON")
-    assert why["lines.999997.json"].startswith("wire format version 2, and this memgauge reads version 1")
+    assert why["lines.999997.json"].startswith(
+        f"wire format version {WIRE_VERSION + 1}, and this memgauge reads version"
+    )
     assert "ValueError" in why["lines.999996.json"]  # a row of two columns, not six
     assert all(m.endswith("the line samples of this process are missing") for m in why.values())
 

@@ -68,7 +68,7 @@ def test_events_that_break_the_format_are_dropped_with_one_warning_per_file(tmp_
     lines = [
         json.dumps(good),
         '{"v": 1, "ev": "metric", "t": 2.0, "pid"',  # a write cut short
-        json.dumps({**good, "v": 2}),
+        json.dumps({**good, "v": WIRE_VERSION + 1}),  # a version this memgauge does not read
         json.dumps({**good, "ev": "gpu"}),
         json.dumps({**good, "value": "many"}),
         "",

@@ -1,6 +1,6 @@
 """Analyses: pure functions over a Profile."""
 
-from memgauge.analysis._advice import Advice, Evidence, advise
+from memgauge.analysis._advice import Advice, Evidence, advise, is_import_line
 from memgauge.analysis._compare import Comparison, ComparisonRow, LineComparison, PhaseComparison, compare
 from memgauge.analysis._compare_rows import has_values, ran_repeatedly
 from memgauge.analysis._growth import Fit, Growth
@@ -44,6 +44,23 @@ from memgauge.analysis._sweep_rows import (
 from memgauge.analysis._sweep_scaling import ScalingRow
 from memgauge.analysis._sweep_series import is_numeric, series, sizes
 from memgauge.analysis._sweep_shares import PhaseShares
+from memgauge.analysis._torch import (
+    ModuleRow,
+    RoleComparison,
+    RoleRow,
+    StepLeak,
+    StepRow,
+    TensorDiff,
+    TensorGroup,
+    TorchSummary,
+    compare_torch_roles,
+    diff_tensors,
+    torch_modules,
+    torch_roles,
+    torch_step_leak,
+    torch_steps,
+    torch_summary,
+)
 
 __all__ = [
     "Advice",
@@ -59,28 +76,39 @@ __all__ = [
     "LeakFit",
     "LineComparison",
     "LineRow",
+    "ModuleRow",
     "PhaseComparison",
     "PhaseRow",
     "PhaseShares",
     "PhaseTotal",
     "Prediction",
     "PredictionRow",
+    "RoleComparison",
+    "RoleRow",
     "Rollup",
     "Scaling",
     "ScalingRow",
+    "StepLeak",
+    "StepRow",
     "SweepAnalysis",
+    "TensorDiff",
+    "TensorGroup",
+    "TorchSummary",
     "advise",
     "analyze",
     "budget_metric",
     "callers_in",
     "compare",
+    "compare_torch_roles",
     "cpu_cores",
     "cpu_lines",
+    "diff_tensors",
     "exit_summary",
     "exit_text",
     "failed_runs",
     "has_values",
     "import_totals",
+    "is_import_line",
     "is_numeric",
     "largest_series",
     "leak_suspects",
@@ -104,5 +132,10 @@ __all__ = [
     "top_lines",
     "top_phases",
     "top_processes",
+    "torch_modules",
+    "torch_roles",
+    "torch_step_leak",
+    "torch_steps",
+    "torch_summary",
     "waiting_lines",
 ]

@@ -1,10 +1,11 @@
 """Capture: what runs inside the measured process.
 
-The instruments (phases, metrics, the line sampler, the allocation tracker's start), the readers
-of ``/proc`` for one process, and the one versioned wire format the measured process writes
-(``_wire``: events, line files, allocation captures) with its readers, which name every file they
-could not use in warnings for the profile. Stdlib only, and lazy: importing this package loads
-nothing until a name is used, so the measured program starts as fast as without memgauge.
+The instruments (phases, metrics, the line sampler, the allocation tracker's start, the torch
+tracker, which starts only when the program imports torch), the readers of ``/proc`` for one
+process, and the one versioned wire format the measured process writes (``_wire``: events, line
+files, allocation captures, torch records) with its readers, which name every file they could not
+use in warnings for the profile. Stdlib only, and lazy: importing this package loads nothing until
+a name is used, so the measured program starts as fast as without memgauge.
 """
 
 from __future__ import annotations
@@ -52,6 +53,15 @@ if TYPE_CHECKING:
     from memgauge.capture._record import listen_metrics, metrics_from_events, record, unlisten_metrics
     from memgauge.capture._sampler import BEFORE_KEY, Sampler
     from memgauge.capture._sampling import active_sampler, start_sampler
+    from memgauge.capture._torch import (
+        ENV_TORCH,
+        TORCH_MODES,
+        active_torch_tracker,
+        live_tensors,
+        start_tracking,
+        step,
+    )
+    from memgauge.capture._torch_read import read_torch, torch_memory
     from memgauge.capture._wire import (
         EV_ERROR,
         EV_EXIT,
@@ -80,6 +90,14 @@ _NAMES = {
     "EV_METRIC": "_wire",
     "EV_PHASE_END": "_wire",
     "EV_PHASE_START": "_wire",
+    "ENV_TORCH": "_torch",
+    "TORCH_MODES": "_torch",
+    "active_torch_tracker": "_torch",
+    "live_tensors": "_torch",
+    "start_tracking": "_torch",
+    "step": "_torch",
+    "read_torch": "_torch_read",
+    "torch_memory": "_torch_read",
     "is_library": "_frames",
     "is_own": "_frames",
     "kill_until_gone": "_procfs",
@@ -122,6 +140,7 @@ __all__ = [
     "ENV_ALLOC",
     "ENV_EVENTS_DIR",
     "ENV_LINES",
+    "ENV_TORCH",
     "EV_ERROR",
     "EV_EXIT",
     "EV_HWM_RESET",
@@ -130,6 +149,7 @@ __all__ = [
     "EV_PHASE_START",
     "MODULE_NOT_FOUND",
     "PAGE_SIZE",
+    "TORCH_MODES",
     "WIRE_VERSION",
     "ClosedPhase",
     "LineData",
@@ -141,11 +161,13 @@ __all__ = [
     "RetainedSeries",
     "Sampler",
     "active_sampler",
+    "active_torch_tracker",
     "active_tracker",
     "is_library",
     "is_own",
     "kill_until_gone",
     "listen_metrics",
+    "live_tensors",
     "metrics_from_events",
     "orphaned_entries",
     "parse_high_water",
@@ -158,11 +180,15 @@ __all__ = [
     "read_events",
     "read_lines",
     "read_stat",
+    "read_torch",
     "record",
     "scan_ppids",
     "set_tracker",
     "source_line",
     "start_sampler",
+    "start_tracking",
+    "step",
+    "torch_memory",
     "unlisten_metrics",
 ]
 __getattr__, __dir__ = attach(__name__, _NAMES)

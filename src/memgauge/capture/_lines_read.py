@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memgauge.capture._wire import (
+    CHILD_ROW,
     IMPORT_ROW,
     KEY_ROW,
     LINE_ROW,
@@ -62,6 +63,8 @@ class LineData:
     sampled_peaks: dict[int, int] = field(default_factory=dict)
     # per process, in the order of the files
     retained: list[RetainedSeries] = field(default_factory=list)
+    # child pid -> (the pid that started it, its line that did): to charge a child that left no lines
+    started_by: dict[int, tuple[int, Key]] = field(default_factory=dict)
 
 
 def source_line(file: str, line: int) -> str:
@@ -98,6 +101,7 @@ def read_lines(
         out.imports.extend(part.imports)
         out.sampled_peaks.update(part.sampled_peaks)
         out.retained.extend(part.retained)
+        out.started_by.update(part.started_by)
     out.lines.sort(key=lambda s: -(s.cpu_python_seconds + s.cpu_native_seconds + s.wait_seconds))
     out.attribution.sort(key=lambda a: -a.bytes)
     out.imports.sort(key=lambda r: (r.start_seconds, r.pid))
@@ -196,6 +200,8 @@ def _decode(data: dict[str, Any], t0: float, out: LineData) -> None:
         for s in _rows(SERIES_ROW, data["series"])
     }
     out.retained.append(RetainedSeries(pid, float(data["t_end"]), series, list(stacks.values())))
+    for child in _rows(CHILD_ROW, data.get("children", [])):
+        out.started_by[int(child["pid"])] = (pid, keys[child["key"]])
     out.imports.extend(
         ImportRecord(
             pid=pid,

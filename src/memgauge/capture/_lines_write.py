@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from _json import encode_basestring_ascii as _encode_str
 
+from memgauge.capture._spawns import started
 from memgauge.capture._wire import LINES, VERSION, WIRE_VERSION, file_name
 
 TYPE_CHECKING = False
@@ -48,6 +49,8 @@ def lines_record(sampler: Sampler) -> dict[str, Any]:
         for k, points in ledger.series.items()
         if ledger.inclusive.get(k, 0) >= SERIES_MIN_BYTES
     ]
+    # numbered before "keys" is written out below
+    children = [[pid, index(key)] for pid, key in list(started)]
     return {
         VERSION: WIRE_VERSION,
         "pid": sampler.pid,
@@ -66,6 +69,7 @@ def lines_record(sampler: Sampler) -> dict[str, Any]:
         "retained": [[sid, b] for sid, b in ledger.retained.items() if b > 0],
         "series": series,
         "imports": sampler.imports,
+        "children": children,
     }
 
 

@@ -51,6 +51,12 @@ INTERVAL = 0.01
 # killed by a signal, a pool worker terminated, keeps what was last written)
 FLUSH_SECONDS = 0.5
 FLUSH_SHARE = 0.02
+# a new peak is written at once (not FLUSH_SECONDS later) once it is this much above the last peak
+# written, or, once the process has come down from it, 5% above: a pool worker that builds an
+# array, returns and is terminated within FLUSH_SECONDS must leave its peak's lines (issue 16).
+# Each such write raises the written peak by a factor, so their number stays logarithmic.
+PEAK_RISE = 1.25
+PEAK_PASSED = 1.05
 STARTUP_KEY: Key = ("<startup>", 0, "interpreter start-up")
 INHERITED_KEY: Key = ("<inherited>", 0, "memory of the parent at fork")
 UNKNOWN_KEY: Key = ("<unknown>", 0, "no Python frame")
@@ -119,6 +125,7 @@ class Sampler:
         self.wake.acquire()
         self.last_flush = self.t_start
         self.flush_every = FLUSH_SECONDS
+        self.flushed_peak = self.max_rss
 
     # --- readers ---------------------------------------------------------------------------
     def resident(self) -> int:
@@ -287,8 +294,14 @@ class Sampler:
             self.ledger.release(-delta, t)
 
     # --- output ----------------------------------------------------------------------------
+    def _peak_unwritten(self) -> bool:
+        return self.max_rss >= PEAK_RISE * self.flushed_peak or (
+            self.rss < self.max_rss and self.max_rss >= PEAK_PASSED * self.flushed_peak
+        )
+
     def flush(self) -> None:
         started = self.clock()
+        self.flushed_peak = self.max_rss
         try:
             write_lines(self.directory, self.pid, lines_record(self))
         except Exception:
@@ -334,7 +347,7 @@ class Sampler:
                     lateness -= (now - delay) / 1e9
                     delay = now
                 self.sample(lateness)
-                if self.last_t - self.last_flush >= self.flush_every:
+                if self.last_t - self.last_flush >= self.flush_every or self._peak_unwritten():
                     self.flush()
         finally:
             # a sampler started once per block (memgauge.profile(lines=True) in a test session)

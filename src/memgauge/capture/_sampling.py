@@ -12,6 +12,7 @@ import os
 from memgauge.capture._events import ENV_EVENTS_DIR, ENV_LINES
 from memgauge.capture._frames import forked_to_exec
 from memgauge.capture._sampler import INHERITED_KEY, STARTUP_KEY, Sampler
+from memgauge.capture._spawns import after_fork_in_child, wrap_process_starts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,6 +79,8 @@ def _install_hooks() -> None:
     atexit.register(_stop_active)
     os.register_at_fork(after_in_child=_after_fork)
     _wrap_exit()
+    # which line started each child: charged with a child that leaves no lines (_spawns)
+    wrap_process_starts()
 
 
 def _stop_active() -> None:
@@ -87,6 +90,7 @@ def _stop_active() -> None:
 
 
 def _after_fork() -> None:
+    after_fork_in_child()
     parent = _active
     if parent is None or parent.stopped or forked_to_exec():
         return

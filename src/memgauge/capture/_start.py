@@ -1,5 +1,6 @@
 """Starts memgauge's capture inside a measured Python process, as the runner's environment asks:
-line sampling and import footprint (``MEMGAUGE_LINES``), allocation tracking (``MEMGAUGE_ALLOC``).
+line sampling and import footprint (``MEMGAUGE_LINES``), allocation tracking (``MEMGAUGE_ALLOC``),
+torch tensors by role once the program imports torch (``MEMGAUGE_TORCH``).
 Called by the bootstrap and by the ``sitecustomize`` every Python process of the run imports."""
 
 from __future__ import annotations
@@ -39,3 +40,7 @@ def start_all() -> None:
             return sampler.imports if sampler is not None else None
 
         ImportTracker(resident, records).install()
+    from memgauge.capture import _torch
+
+    # a finder that waits for the program's own `import torch` (MEMGAUGE_TORCH=off: nothing)
+    _torch.install(directory)

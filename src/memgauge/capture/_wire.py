@@ -26,6 +26,15 @@ Version 1. In the events directory (``MEMGAUGE_EVENTS_DIR``), per process (``<pi
 ``alloc.<pid>.bin``
     memray's capture, in memray's own (versioned) format, written when the tracker stops.
 
+Version 2 adds the lines file's optional ``children`` (``CHILD_ROW`` rows: a process this one
+started and the key of its line that started it), and, per process that imported torch:
+
+``torch.<pid>.json``
+    The torch tracker's record (``TORCH_FIELDS``, ``TORCH_OPTIONAL``), rewritten whole (a temporary
+    file renamed over it) at most every second at step ends, at an out-of-memory error and at exit:
+    bytes by role (``TORCH_ROLES``) at the peak, each role's maximum, the modules at the peak as
+    ``[role, module, bytes]`` rows, and one object per step (``TORCH_STEP_FIELDS``).
+
 A change of layout bumps ``WIRE_VERSION``; readers list what they still read in
 ``READABLE_VERSIONS``. Records from before the format carried a version (no ``"v"``) have the
 layout of version 1 and read as version 1.
@@ -35,8 +44,8 @@ No imports: every measured process loads this module before its program starts.
 
 from __future__ import annotations
 
-WIRE_VERSION = 1
-READABLE_VERSIONS = (1,)
+WIRE_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 VERSION = "v"
 
 # file kinds: (prefix, suffix) around the writing process's pid
@@ -44,8 +53,9 @@ EVENTS = ("events.", ".jsonl")
 LINES = ("lines.", ".json")
 ALLOC_CAPTURE = ("alloc.", ".bin")
 ALLOC_BASELINE = ("alloc.", ".json")
+TORCH = ("torch.", ".json")
 
-# field types: "int" (not a bool), "number", "str", "bool", "list", "dict"; "int?" may be null
+# field types: "int" (not a bool), "number", "str", "bool", "list", "dict"; "int?", "number?" may be null
 EVENT_COMMON = {"ev": "str", "t": "number", "pid": "int"}
 EV_PHASE_START = "phase_start"
 EV_PHASE_END = "phase_end"
@@ -83,7 +93,13 @@ LINES_FIELDS = {
     "imports": "list",
 }
 # written by the sampler for whoever looks at a file, and not needed to read one
-LINES_OPTIONAL = {"t_start": "number", "interval": "number", "lib": "bool", "retained": "list"}
+LINES_OPTIONAL = {
+    "t_start": "number",
+    "interval": "number",
+    "lib": "bool",
+    "retained": "list",
+    "children": "list",
+}
 PEAK_FIELDS = {"rss": "int", "retained": "list"}
 PEAK_OPTIONAL = {"t": "number"}
 KEY_ROW = ("file", "line", "function")
@@ -95,8 +111,50 @@ RETAINED_ROW = ("stack", "bytes")
 SERIES_ROW = ("key", "points")
 POINT_ROW = ("t", "bytes")
 IMPORT_ROW = ("package", "start", "seconds", "resident_bytes", "self_seconds", "self_resident_bytes")
+# the lines file's optional ``children``: a process this one started, and its line that started it
+CHILD_ROW = ("pid", "key")
 
 BASELINE_FIELDS = {"baseline": "int", "t": "number"}
+
+TORCH_ROLES = ("parameters", "gradients", "optimizer_state", "activations", "temporaries", "other")
+TORCH_FIELDS = {
+    "pid": "int",
+    "mode": "str",
+    "t": "number",
+    "peak_bytes": "int",
+    "peak_by_role": "dict",
+    "max_by_role": "dict",
+    "end_by_role": "dict",
+    "modules": "list",
+    "steps": "list",
+}
+TORCH_OPTIONAL = {
+    "peak_t": "number?",
+    "steps_dropped": "int",
+    "devices": "list",
+    "notes": "list",
+    "oom_count": "int",
+    "oom": "dict",
+}
+TORCH_STEP_FIELDS = {"start": "number", "seconds": "number", "peak_bytes": "int", "end_bytes": "int"}
+TORCH_STEP_OPTIONAL = {
+    "forward_seconds": "number",
+    "backward_seconds": "number",
+    "optimizer_seconds": "number",
+    "kind": "str",
+    "peak_by_role": "dict",
+    "end_by_role": "dict",
+    "retained": "dict",
+}
+TORCH_OOM_FIELDS = {"t": "number", "message": "str", "by_role": "dict", "tensors": "list"}
+TORCH_OOM_OPTIONAL = {
+    "requested_bytes": "int?",
+    "device": "str",
+    "where": "str",
+    "step": "int",
+    "phase": "str",
+    "total_bytes": "int",
+}
 
 
 def file_name(kind: tuple[str, str], pid: int) -> str:
@@ -120,6 +178,8 @@ def _is(value: object, kind: str) -> bool:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if kind == "int?":
         return value is None or _is(value, "int")
+    if kind == "number?":
+        return value is None or _is(value, "number")
     return isinstance(value, {"str": str, "bool": bool, "list": list, "dict": dict}[kind])
 
 

@@ -209,6 +209,13 @@ def run_options(p: argparse.ArgumentParser) -> None:
         help="also track heap allocations with memray: allocation peak, the lines live at it, and "
         "why it differs from the resident peak (needs memgauge[alloc])",
     )
+    p.add_argument(
+        "--torch",
+        choices=["off", "summary", "full"],
+        default="summary",
+        help="where a program that imports torch holds tensor memory, by role, module and step "
+        "(default summary: module, autograd and optimizer hooks; full: every operator, slower)",
+    )
     color_options(p)
 
 

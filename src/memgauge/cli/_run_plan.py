@@ -54,6 +54,7 @@ class RunPlan:
         self.options = RunOptions(
             interval=args.interval, cgroup=args.cgroup, lines=lines, alloc=args.alloc, enforce=enforce
         )
+        self.options.torch = getattr(args, "torch", "summary")
         sandbox_plan = getattr(args, "sandbox", None)
         if sandbox_plan is not None:
             from memgauge.isolation import SandboxRun

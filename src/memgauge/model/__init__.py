@@ -40,11 +40,13 @@ from memgauge.model._sweep import (
     load_sweep,
     metric_names,
 )
+from memgauge.model._torch import TORCH_ROLES, TorchMemory, TorchModule, TorchOom, TorchStep, TorchTensor
 
 __all__ = [
     "READABLE_VERSIONS",
     "SCHEMA_VERSION",
     "SWEEP_FORMAT",
+    "TORCH_ROLES",
     "UNBOUNDED_NOTE",
     "AllocationPeak",
     "Attribution",
@@ -66,6 +68,11 @@ __all__ = [
     "RunSummary",
     "SweepResult",
     "Timeline",
+    "TorchMemory",
+    "TorchModule",
+    "TorchOom",
+    "TorchStep",
+    "TorchTensor",
     "Value",
     "load_profile",
     "load_sweep",

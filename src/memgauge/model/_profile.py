@@ -17,6 +17,7 @@ from typing import Any
 
 from memgauge._errors import ProfileFormatError
 from memgauge._files import write_output
+from memgauge.model._torch import TorchMemory
 
 SCHEMA_VERSION = 5
 # versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty, a
@@ -265,11 +266,16 @@ class Profile:
     metrics: dict[str, float] = field(default_factory=dict)
     # what capture wrote and could not be read: the profile lacks that part (never left out unsaid)
     warnings: list[CaptureWarning] = field(default_factory=list)
+    # tensor memory by role, module and step (docs/torch.md); None: torch never imported, or --torch=off
+    torch: TorchMemory | None = None
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         # schema_version first: readers look at it before anything else
+        if data.get("torch") is None:
+            # optional: a profile without torch reads and writes as it did before the field existed
+            data.pop("torch", None)
         return {"schema_version": data.pop("schema_version"), **data}
 
     def to_json(self, *, indent: int | None = None) -> str:
@@ -321,6 +327,7 @@ class Profile:
                 memgauge_version=str(data.get("memgauge_version", "")),
                 metrics={str(k): _finite(v) for k, v in dict(data.get("metrics") or {}).items()},
                 warnings=[CaptureWarning(**w) for w in data.get("warnings", [])],
+                torch=TorchMemory.from_dict(data["torch"]) if data.get("torch") is not None else None,
                 schema_version=SCHEMA_VERSION,
             )
         except (KeyError, TypeError, ValueError) as e:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import shlex
+import textwrap
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -11,6 +12,7 @@ from rich.text import Text
 
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import (
+    advise,
     exit_text,
     import_totals,
     longest_phases,
@@ -40,6 +42,10 @@ from memgauge.render._text import (
     reconciliation_terms,
     where,
 )
+from memgauge.render._torch_terminal import torch_section
+
+# stands for a space that must not break a line while advice is wrapped
+_GLUE = "\x00"
 
 
 def _exit_text(profile: Profile) -> Text:
@@ -75,9 +81,40 @@ class TerminalRenderer:
         self._lines(out, profile)
         self._leaks(out, profile)
         self._imports(out, profile)
+        torch_section(out, profile, self.width)
         for note in profile.peak.notes:
             out.print(Text(f"note: {note}", style="yellow"))
+        self._advice(out, profile)
         return buf.getvalue()
+
+    def _advice(self, out: Console, p: Profile) -> None:
+        """The advice the HTML and markdown reports carry, each with the figures it rests on; no
+        section at all without advice, so reports of programs without it are unchanged."""
+        found = advise(p, self.cwd)
+        if not found:
+            return
+        out.print(Text("advice", style="bold"))
+        for a in found:
+            title = f"- {a.title}" + (f" at {a.where}" if a.where else "")
+            parts = [(title, "bold")]
+            if a.evidence:
+                # a figure is never cut: its number and unit are held together while wrapping
+                figures = (f"{e.label} {e.value.replace(' ', _GLUE)}" for e in a.evidence)
+                parts.append((" · ".join(figures), "dim"))
+            if a.detail:
+                parts.append((a.detail, ""))
+            for i, (text, style) in enumerate(parts):
+                # wrapped here, not by rich: a wrapped line stays indented under its item, and no
+                # line is padded with blanks to the width
+                lines = textwrap.wrap(
+                    text,
+                    self.width,
+                    initial_indent="" if i == 0 else "  ",
+                    subsequent_indent="  ",
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                )
+                out.print(Text("\n".join(lines).replace(_GLUE, " "), style=style), overflow="fold")
 
     def _header(self, out: Console, p: Profile) -> None:
         title = Text("memgauge ", style="bold")

@@ -23,6 +23,7 @@ from memgauge.capture import (
     metrics_from_events,
     read_events,
     read_lines,
+    read_torch,
 )
 from memgauge.model import (
     UNBOUNDED_NOTE,
@@ -43,6 +44,7 @@ from memgauge.watcher import MemoryGroup, TreeWatcher, WatchedProcess, machine_e
 if TYPE_CHECKING:
     from memgauge.runner._runner import RunOptions
 from memgauge.runner._target import Target
+from memgauge.runner._unsampled import charge_unsampled
 
 
 def _exit_status(status: int, oom: bool) -> ExitStatus:
@@ -140,11 +142,17 @@ def assemble_profile(
         "memory_limit_bytes": options.memory_limit_bytes,
         "lines": options.lines,
         "alloc": options.alloc,
+        "torch": options.torch,
     }
     line_data = read_lines(events_dir, t0, {p.pid for p in processes}, warnings=warnings)
-    peak.attribution = line_data.attribution
+    # a child that left no lines for its peak is charged to the line that started it
+    charged, charged_notes = charge_unsampled(line_data, processes)
+    peak.attribution = sorted([*line_data.attribution, *charged], key=lambda a: -a.bytes)
+    peak.notes += charged_notes
     for record in processes:
         sampled = line_data.sampled_peaks.get(record.pid)
+        if any(a.pid == record.pid for a in charged):
+            continue
         if sampled is not None and sampled < 0.9 * record.peak_resident_bytes:
             peak.notes.append(
                 f"process {record.pid}: its peak ({format_bytes(record.peak_resident_bytes)}) fell between "
@@ -161,6 +169,8 @@ def assemble_profile(
             lib=options.lines == "lib",
             warnings=warnings,
         )
+    # before the Profile: its warnings are capped there
+    torch = read_torch(events_dir, t0, warnings=warnings) if options.torch != "off" else None
     return Profile(
         command=target.display(),
         exit=_exit_status(state.reaped[state.main_pid].status, oom),
@@ -179,6 +189,7 @@ def assemble_profile(
         memgauge_version=__version__,
         metrics=metrics_from_events(events),
         warnings=capped(warnings),
+        torch=torch,
     )
 
 

@@ -31,13 +31,17 @@ def order_phases(entries: list[tuple[Hashable, Hashable | None, PhaseRecord]]) -
 def leak_suspects_of(data: LineData, t0: float) -> list[LeakSuspect]:
     """The leak suspects of every process whose lines were read, fastest growth first; times are
     seconds since ``t0``."""
-    from memgauge.analysis import callers_in, leak_suspects
+    from memgauge.analysis import callers_in, is_import_line, leak_suspects
     from memgauge.capture import source_line
 
     out: list[LeakSuspect] = []
     for part in data.retained:
         for fit in leak_suspects(part.series, part.t_end, callers_in(part.stacks, part.series)):
             file, line, function = fit.key
+            if is_import_line(source_line(file, line)):
+                # an import's growth is a library loading (issue 16: "53.9 MiB/s" at an sklearn
+                # import), a one-off cost, never a leak
+                continue
             out.append(
                 LeakSuspect(
                     pid=part.pid,

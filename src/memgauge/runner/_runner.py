@@ -23,7 +23,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memgauge._errors import CommandNotExecutableError, CommandNotFoundError, LimitError
-from memgauge.capture import AUTOSTART_DIR, ENV_ALLOC, ENV_EVENTS_DIR, ENV_LINES
+from memgauge.capture import AUTOSTART_DIR, ENV_ALLOC, ENV_EVENTS_DIR, ENV_LINES, ENV_TORCH
 from memgauge.isolation import HardLimits, NoIsolation
 from memgauge.runner._state import Reaped, RunState
 from memgauge.runner._target import Target
@@ -87,6 +87,8 @@ class RunOptions:
         self.clock = clock
         self.enforce = enforce
         self.sandbox = sandbox
+        # off | summary | full: the torch tracker, started when the program imports torch
+        self.torch = "summary"
 
     def isolation(self) -> Isolation:
         """What stands between the program and the host: the sandbox the plan describes, else
@@ -115,6 +117,22 @@ def _record_enforcement(profile: Profile, limits: HardLimits, state: RunState, b
     }
 
 
+def _record_group_counters(profile: Profile, group: MemoryGroup, limit: int | None) -> None:
+    """What the gate needs to judge a run under a memory limit the kernel enforced: how many
+    processes of the tree the OOM killer killed (the main one or any descendant: a child killed
+    at the limit while its parent exits 0 is still a run that did not fit), how often usage hit
+    the limit, and whether it reached it (then the program needed at least the limit, whatever
+    the counter's peak says: it cannot go past the limit)."""
+    measurement = profile.environment.setdefault("measurement", {})
+    oom_kills = group.oom_kills()
+    hits = group.limit_hits()
+    measurement["oom_kills"] = oom_kills
+    measurement["limit_hits"] = hits
+    if limit is not None:
+        reached = oom_kills > 0 or hits > 0 or group.peak() >= limit - group.error_bound_bytes
+        measurement["cgroup_limit"] = {"bytes": limit, "reached": reached}
+
+
 def _set_subreaper(on: bool) -> None:
     import ctypes
 
@@ -141,6 +159,7 @@ def _instrument(env: dict[str, str], options: RunOptions) -> None:
         env[ENV_LINES] = "lib" if options.lines == "lib" else "1"
     if options.alloc:
         env[ENV_ALLOC] = "1"
+    env[ENV_TORCH] = options.torch
     if options.lines != "off" or options.alloc:
         autostart = AUTOSTART_DIR
         current = env.get("PYTHONPATH")
@@ -293,6 +312,11 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             )
         if limits is not None:
             _record_enforcement(profile, limits, state, enforced_by_group)
+        if group is not None:
+            limit = options.memory_limit_bytes
+            if enforced_by_group and limits is not None and limits.memory_bytes is not None:
+                limit = limits.memory_bytes if limit is None else min(limit, limits.memory_bytes)
+            _record_group_counters(profile, group, limit)
         isolation.finish(profile)
         import datetime
 

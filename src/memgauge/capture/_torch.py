@@ -1,0 +1,139 @@
+"""The torch capture source's entry point: noticing that the program imports torch, and ``step()``.
+
+Standard library only, and nothing at all happens until the program imports torch: the bootstrap
+(``_start``) puts a finder first on ``sys.meta_path`` that answers for ``torch`` alone (one string
+comparison per new import); once torch's own ``__init__`` has run, the finder takes itself off and
+``_torch_hooks`` connects the tracker (``_torch_track``) to torch. memgauge never imports torch
+itself: a program that does not use it pays one comparison per import.
+
+``MEMGAUGE_TORCH`` chooses the mode: ``off``, ``summary`` (the default: hooks at module, autograd
+and optimizer boundaries) or ``full`` (every operator's outputs, through a dispatch mode).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
+    from typing import Any
+
+    from memgauge.capture._torch_track import Tracker
+
+ENV_TORCH = "MEMGAUGE_TORCH"
+TORCH_MODES = ("off", "summary", "full")
+
+_active: Tracker | None = None
+
+
+def torch_mode(environ: dict[str, str] | os._Environ[str] | None = None) -> str:
+    """The mode the environment asks for; an unknown value means the default (summary)."""
+    value = (environ if environ is not None else os.environ).get(ENV_TORCH, "summary")
+    return value if value in TORCH_MODES else "summary"
+
+
+def active_torch_tracker() -> Tracker | None:
+    """The tracker of this process (None before torch is imported, or with ``--torch=off``)."""
+    if _active is not None and _active.pid != os.getpid():
+        return None  # a forked child: its parent's tensors are not its own
+    return _active
+
+
+def set_torch_tracker(tracker: Tracker | None) -> None:
+    global _active
+    _active = tracker
+
+
+def step() -> None:
+    """Mark the end of a step (an inference batch, an environment step) where no optimizer marks
+    it. Costs one global lookup when nothing is measured."""
+    tracker = _active
+    if tracker is not None:
+        tracker.end_step("explicit")
+
+
+def live_tensors() -> list[dict[str, Any]]:
+    """Every live storage of this process, largest first, as rows (``_torch_track.Entry.row``);
+    starts a tracker (summary mode, written nowhere) where none runs, so that tensors autograd
+    saves from now on are seen too. Empty when torch cannot be hooked or tracking is off."""
+    tracker = active_torch_tracker()
+    if tracker is None and os.environ.get(ENV_TORCH) != "off":
+        tracker = start_tracking("summary", "")
+    if tracker is None or tracker.hooks is None:
+        return []
+    rows: list[dict[str, Any]] = tracker.hooks.snapshot()
+    return rows
+
+
+class _TorchFinder:
+    """Answers ``find_spec`` for ``torch`` only, wrapping its loader so that the tracker starts
+    once torch's ``__init__`` has finished (not before: a half-imported torch has no ``nn``)."""
+
+    def __init__(self, directory: str, mode: str) -> None:
+        self.directory = directory
+        self.mode = mode
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname != "torch":
+            return None
+        _remove_finder(self)
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        exec_module = loader.exec_module
+        finder = self
+
+        def exec_then_start(module: ModuleType) -> None:
+            exec_module(module)
+            finder.started(module)
+
+        # only this spec's loader object: a fresh one per find_spec, so no other module sees it
+        loader.exec_module = exec_then_start  # type: ignore[method-assign]
+        return spec
+
+    def started(self, module: ModuleType) -> None:
+        start_tracking(self.mode, self.directory)
+
+
+def _remove_finder(finder: object) -> None:
+    if finder in sys.meta_path:
+        sys.meta_path.remove(finder)
+
+
+def start_tracking(mode: str, directory: str) -> Tracker | None:
+    """Connect a tracker to the loaded torch (idempotent per process). Never raises into the
+    program: a torch this code cannot hook runs unmeasured, and the record says nothing."""
+    if mode == "off":
+        return None
+    current = active_torch_tracker()
+    if current is not None:
+        return current
+    try:
+        from memgauge.capture._torch_hooks import connect
+
+        tracker = connect(mode, directory)
+    except Exception:  # a torch we cannot hook must not break the program
+        return None
+    set_torch_tracker(tracker)
+    return tracker
+
+
+def install(directory: str) -> None:
+    """Called by the bootstrap: start now if torch is already loaded, else when it is imported."""
+    mode = torch_mode()
+    if mode == "off":
+        return
+    if "torch" in sys.modules and hasattr(sys.modules["torch"], "nn"):
+        start_tracking(mode, directory)
+        return
+    if not any(isinstance(f, _TorchFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TorchFinder(directory, mode))

@@ -1,0 +1,339 @@
+"""Connecting the tracker (``_torch_track``) to a loaded torch: where each role is seen.
+
+- **Modules**: torch's global forward pre/post hooks keep the stack of modules running forward
+  (their qualified names come from ``named_modules`` of the outermost one, scanned once); the
+  outermost module's first call counts its parameters (and buffers, as ``other``). The post hook
+  runs even when forward raises (``always_call``), which is where an out-of-memory error raised in
+  a forward is seen. In ``summary`` mode a module's tensor outputs count as temporaries.
+- **Activations**: saved-tensor hooks, pushed for the outermost module's forward only (so
+  ``torch.func`` transforms, which refuse saved-tensor hooks, still work outside modules): the pack
+  hook counts the storage of each tensor autograd saves, and returns it detached (same storage).
+- **Gradients**: each parameter's post-accumulate-grad hook, and the optimizer's parameters' ``.grad``
+  before it steps. **Optimizer state**: ``optimizer.state`` after each step.
+- **Steps**: torch's global optimizer step hooks; ``torch.autograd.backward`` is wrapped to tell
+  backward from forward. ``memgauge.step()`` ends a step where no optimizer does.
+- **full** mode adds a dispatch mode (on the thread that imported torch) that counts every
+  operator's outputs: temporaries while a step runs, ``other`` outside.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import sys
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from memgauge.capture._torch_track import (
+    ACTIVATIONS,
+    GRADIENTS,
+    OPTIMIZER_STATE,
+    OTHER,
+    PARAMETERS,
+    TEMPORARIES,
+    Tracker,
+)
+from memgauge.capture._wire import TORCH, VERSION, WIRE_VERSION, file_name
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+_OOM_TEXTS = ("DefaultCPUAllocator: can't allocate memory", "CUDA out of memory", "out of memory")
+
+
+def is_oom(exception: BaseException | None) -> bool:
+    """torch's out-of-memory errors: ``torch.OutOfMemoryError`` (CUDA) or the CPU allocator's
+    ``RuntimeError``; a plain Python ``MemoryError`` is not torch's."""
+    if exception is None:
+        return False
+    if isinstance(exception, torch.OutOfMemoryError):
+        return True
+    return isinstance(exception, RuntimeError) and any(text in str(exception) for text in _OOM_TEXTS)
+
+
+def _writer(directory: str) -> Callable[[dict[str, Any]], None]:
+    import json
+
+    def write(record: dict[str, Any]) -> None:
+        path = os.path.join(directory, file_name(TORCH, os.getpid()))
+        tmp = path + ".tmp"
+        text = json.dumps({VERSION: WIRE_VERSION, **record}, separators=(",", ":"), allow_nan=False)
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+
+    return write
+
+
+def _describe(t: torch.Tensor) -> tuple[tuple[int, ...], str, str]:
+    base = t._base if t._base is not None else t
+    return tuple(base.shape), str(t.dtype).replace("torch.", ""), str(t.device)
+
+
+class Hooks:
+    """Holds what connects one tracker to torch, and the handles to take it off again."""
+
+    def __init__(self, tracker: Tracker) -> None:
+        self.tracker = tracker
+        self.names: weakref.WeakKeyDictionary[torch.nn.Module, str] = weakref.WeakKeyDictionary()
+        self.hooked: dict[int, weakref.ref[torch.Tensor]] = {}
+        self.pushed: list[bool] = []
+        self.handles: list[Any] = []
+        self.mode: TorchDispatchMode | None = None
+        self._backward: Any = None
+
+    # -- storages --------------------------------------------------------------------------------
+
+    def count(
+        self,
+        t: torch.Tensor,
+        role: int,
+        *,
+        module: str | None = None,
+        name: str = "",
+        line: str | None = None,
+    ) -> None:
+        try:
+            storage = t.untyped_storage()
+        except (RuntimeError, NotImplementedError, TypeError):
+            return  # sparse, meta-only or otherwise storage-less tensors hold nothing we can count
+        entry = self.tracker.entries.get(id(storage))
+        if entry is not None and entry.role <= role and (not name or entry.name):
+            return  # the common case, kept short: already counted at this role or above
+        if t.device.type == "meta":
+            return
+        shape, dtype, device = _describe(t)
+        self.tracker.track(
+            storage, storage.nbytes(), role, module=module, name=name, shape=shape, dtype=dtype,
+            device=device, line=line,
+        )  # fmt: skip
+
+    def count_outputs(self, output: object, role: int) -> None:
+        if isinstance(output, torch.Tensor):
+            self.count(output, role)
+        elif isinstance(output, (tuple, list)):
+            for item in output:
+                if isinstance(item, torch.Tensor):
+                    self.count(item, role)
+
+    def parameter(self, p: torch.Tensor, name: str, module: str) -> None:
+        self.count(p, PARAMETERS, module=module, name=name, line="")
+        if p.requires_grad and p.is_leaf and id(p) not in self.hooked:
+            key = id(p)
+            self.hooked[key] = weakref.ref(p, lambda _r: self.hooked.pop(key, None))
+            p.register_post_accumulate_grad_hook(self.grad_ready)  # type: ignore[no-untyped-call]
+
+    def grad_ready(self, p: torch.Tensor) -> None:
+        if p.grad is not None:
+            self.gradient(p, p.grad)
+
+    def gradient(self, p: torch.Tensor, grad: torch.Tensor) -> None:
+        owner = self.tracker.entries.get(id(p.untyped_storage()))
+        module = owner.module if owner is not None else ""
+        name = owner.name + ".grad" if owner is not None and owner.name else ""
+        self.count(grad, GRADIENTS, module=module, name=name)
+
+    # -- modules ---------------------------------------------------------------------------------
+
+    def scan(self, root: torch.nn.Module) -> None:
+        prefix = type(root).__name__
+        for qualified, sub in root.named_modules():
+            self.names[sub] = f"{prefix}.{qualified}" if qualified else prefix
+        for qualified, p in root.named_parameters():
+            owner = qualified.rpartition(".")[0]
+            self.parameter(p, f"{prefix}.{qualified}", f"{prefix}.{owner}" if owner else prefix)
+        for qualified, b in root.named_buffers():
+            owner = qualified.rpartition(".")[0]
+            self.count(
+                b, OTHER, module=f"{prefix}.{owner}" if owner else prefix, name=f"{prefix}.{qualified}"
+            )
+
+    def forward_pre(self, module: torch.nn.Module, args: object) -> None:
+        stack = self.tracker.modules
+        if not stack:
+            if module not in self.names:
+                self.scan(module)
+            if self.tracker.phase not in ("forward", "backward"):
+                self.tracker.enter("forward")
+            push = (
+                torch.is_grad_enabled()
+                and torch._C._autograd._saved_tensors_hooks_get_disabled_error_message() is None
+            )
+            if push:
+                torch._C._autograd._push_saved_tensors_default_hooks(self.pack, _unpack)
+            self.pushed.append(push)
+        stack.append(self.names.get(module) or type(module).__name__)
+
+    def forward_post(self, module: torch.nn.Module, args: object, output: object) -> None:
+        stack = self.tracker.modules
+        failed = sys.exc_info()[1]
+        if failed is not None:
+            if is_oom(failed):
+                self.oom(failed, f"forward of {stack[-1] if stack else type(module).__name__}")
+        elif self.mode is None:
+            self.count_outputs(output, TEMPORARIES)
+        if stack:
+            stack.pop()
+        if not stack and self.pushed and self.pushed.pop():
+            torch._C._autograd._pop_saved_tensors_default_hooks()
+
+    def pack(self, t: torch.Tensor) -> torch.Tensor:
+        self.count(t, ACTIVATIONS)
+        # detached (same storage, no copy): an op's saved output packed as itself would hold its own
+        # grad_fn, a cycle through C++ that the garbage collector cannot see, and a forward never
+        # followed by backward (evaluation with grad enabled) would leak every output it saved.
+        # Autograd puts the grad_fn back at unpack, so double backward is unchanged.
+        return t.detach()
+
+    # -- steps -----------------------------------------------------------------------------------
+
+    def step_pre(self, optimizer: torch.optim.Optimizer, args: object, kwargs: object) -> None:
+        self.tracker.enter("optimizer")
+        entries = self.tracker.entries
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                if id(p.untyped_storage()) not in entries:
+                    self.parameter(p, "", "")
+                if p.grad is not None:
+                    self.gradient(p, p.grad)
+
+    def step_post(self, optimizer: torch.optim.Optimizer, args: object, kwargs: object) -> None:
+        entries = self.tracker.entries
+        for p, state in optimizer.state.items():
+            if not isinstance(p, torch.Tensor) or not isinstance(state, dict):
+                continue
+            owner = entries.get(id(p.untyped_storage()))
+            module = owner.module if owner is not None else ""
+            pname = owner.name if owner is not None else ""
+            for key, value in state.items():
+                if isinstance(value, torch.Tensor):
+                    name = f"{pname}.{key}" if pname else str(key)
+                    self.count(value, OPTIMIZER_STATE, module=module, name=name, line="")
+        self.tracker.end_step("optimizer")
+
+    def wrap_backward(self) -> None:
+        original = torch.autograd.backward
+        tracker = self.tracker
+
+        @functools.wraps(original)
+        def backward(*args: Any, **kwargs: Any) -> Any:
+            outer = tracker.phase == "backward"
+            if not outer:
+                tracker.enter("backward")
+            try:
+                return original(*args, **kwargs)
+            except BaseException as e:
+                if is_oom(e):
+                    self.oom(e, "backward")
+                raise
+            finally:
+                if not outer:
+                    tracker.leave()
+
+        self._backward = original
+        torch.autograd.backward = backward
+
+    # -- in and out ------------------------------------------------------------------------------
+
+    def install(self) -> None:
+        modules = torch.nn.modules.module
+        self.handles.append(modules.register_module_forward_pre_hook(self.forward_pre))
+        self.handles.append(modules.register_module_forward_hook(self.forward_post, always_call=True))
+        self.handles.append(register_optimizer_step_pre_hook(self.step_pre))
+        self.handles.append(register_optimizer_step_post_hook(self.step_post))
+        self.wrap_backward()
+        if self.tracker.mode == "full":
+            self.mode = _full_mode(self)
+            self.mode.__enter__()  # type: ignore[no-untyped-call]
+
+    def uninstall(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+        self.handles.clear()
+        if self._backward is not None:
+            torch.autograd.backward = self._backward
+            self._backward = None
+        if self.mode is not None:
+            self.mode.__exit__(None, None, None)  # type: ignore[no-untyped-call]
+            self.mode = None
+
+    def at_exit(self) -> None:
+        if self.tracker.pid != os.getpid():
+            return
+        # an uncaught error: Python keeps it in sys.last_exc (3.12) / sys.last_value before atexit
+        last = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+        if isinstance(last, BaseException) and is_oom(last):
+            self.oom(last, "uncaught")
+        self.tracker.flush()
+
+    def oom(self, exception: BaseException, where: str) -> None:
+        """An out-of-memory error: every live tensor is looked for first (a gc walk, once per
+        error), so that what the hooks never saw (a model never called) is in the record too."""
+        if not self.tracker.seen_oom(exception):
+            self.snapshot()
+            self.tracker.out_of_memory(exception, where)
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """Every live storage: those the hooks counted (autograd's saved tensors included, which no
+        Python object holds) and every tensor the garbage collector knows, found now."""
+        import gc
+
+        tensor, parameter = torch.Tensor, torch.nn.Parameter
+        for obj in gc.get_objects():
+            # type(), not isinstance: isinstance reads __class__, which some objects compute (with
+            # a deprecation warning, as torch.distributed.reduce_op does)
+            kind = type(obj)
+            if issubclass(kind, tensor):
+                if issubclass(kind, parameter):
+                    self.count(obj, PARAMETERS, module="", line="")
+                    if obj.grad is not None:
+                        self.count(obj.grad, GRADIENTS, module="", line="")
+                else:
+                    self.count(obj, OTHER, module="", line="")
+        return self.tracker.live()
+
+
+def _unpack(t: torch.Tensor) -> torch.Tensor:
+    return t
+
+
+def _full_mode(hooks: Hooks) -> TorchDispatchMode:
+    tracker = hooks.tracker
+
+    class CountEveryOutput(TorchDispatchMode):  # type: ignore[no-untyped-call]
+        def __torch_dispatch__(
+            self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+        ) -> Any:
+            try:
+                out = func(*args, **(kwargs or {}))
+            except RuntimeError as e:
+                if is_oom(e):
+                    hooks.oom(e, str(func))
+                raise
+            hooks.count_outputs(out, TEMPORARIES if tracker.phase else OTHER)
+            return out
+
+    return CountEveryOutput()  # type: ignore[no-untyped-call]
+
+
+def connect(mode: str, directory: str) -> Tracker:
+    """A tracker for this process, connected to torch; written to ``directory`` (none: kept in
+    memory only, for ``memgauge.torch`` in a process no runner measures)."""
+    import memgauge
+
+    internal = tuple(
+        os.path.dirname(os.path.abspath(path)) + os.sep
+        for path in (torch.__file__, memgauge.__file__)
+        if path is not None
+    )
+    tracker = Tracker(mode, internal=internal, write=_writer(directory) if directory else None)
+    hooks = Hooks(tracker)
+    hooks.install()
+    tracker.hooks = hooks
+    atexit.register(hooks.at_exit)
+    return tracker

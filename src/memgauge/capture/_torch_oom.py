@@ -1,0 +1,47 @@
+"""What torch's out-of-memory messages say: the size asked for and the device.
+
+The texts are torch's (CPU: ``DefaultCPUAllocator: can't allocate memory: you tried to allocate N
+bytes``; CUDA, current and older formats, verbatim in docs/gpu-facts.md). Pure string work, so the
+parsing is tested on those texts without a GPU.
+"""
+
+from __future__ import annotations
+
+_UNITS = {"B": 1, "bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+def requested_bytes(message: str) -> int | None:
+    """The size an out-of-memory message says was asked for: the CPU allocator's exact ``you tried
+    to allocate N bytes``, CUDA's ``Tried to allocate 3.00 GiB`` (two decimals, so within 0.5% of
+    the unit)."""
+    lowered = message.lower()
+    marker = "tried to allocate "
+    at = lowered.find(marker)
+    if at < 0:
+        return None
+    words = message[at + len(marker) :].split()
+    if len(words) < 2:
+        return None
+    unit = words[1].rstrip(".;,)")
+    try:
+        number = float(words[0])
+    except ValueError:
+        return None
+    scale = _UNITS.get(unit)
+    return None if scale is None else int(number * scale)
+
+
+def oom_device(message: str) -> str:
+    """``cpu`` for the CPU allocator's message, ``cuda:N`` for CUDA's (both formats name GPU N)."""
+    if "DefaultCPUAllocator" in message:
+        return "cpu"
+    at = message.find("GPU ")
+    if at >= 0:
+        digits = ""
+        for ch in message[at + 4 :]:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if digits:
+            return f"cuda:{digits}"
+    return "cuda" if "CUDA" in message else ""
