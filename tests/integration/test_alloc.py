@@ -272,7 +272,9 @@ def test_a_baseline_of_an_unknown_wire_version_is_a_warning_not_a_figure(tmp_pat
     (capture,) = tmp_path.glob("alloc.*.bin")
     pid = int(capture.name.split(".")[1])
     baseline = tmp_path / f"alloc.{pid}.json"
-    assert json.loads(baseline.read_text())["v"] == 1  # written in the wire format
+    from memgauge.capture import WIRE_VERSION
+
+    assert json.loads(baseline.read_text())["v"] == WIRE_VERSION  # written in the wire format
     baseline.write_text('{"v": 9, "baseline": 1, "t": 0.0}')
     warnings: list[CaptureWarning] = []
     _, (reconciliation,) = read_allocations(str(tmp_path), {pid: 100 * MIB}, warnings=warnings)

@@ -21,6 +21,7 @@ def test_public_api_is_exactly_all() -> None:
         "phase",
         "profile",
         "record",
+        "step",
     ]
     for name in memgauge.__all__:
         assert getattr(memgauge, name) is not None

@@ -1,9 +1,12 @@
 """Leak detection on ground-truth programs (tests/programs/leak_*.py), real runs: what must never
-be flagged (issue 16, part 3)."""
+be flagged, what must, and what is held at exit (issue 16, part 3)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.conftest import PROGRAMS, run_memgauge
 
@@ -20,3 +23,53 @@ def test_an_import_that_grows_steadily_is_never_a_leak(tmp_path: Path) -> None:
         held = [a for a in r.profile["peak"]["attribution"] if a["file"] == str(program)]
         assert sum(a["bytes"] for a in held) >= 80 << 20, (run, held)
         assert r.profile["leaks"] == [], (run, r.profile["leaks"])
+
+
+def _marked(path: Path, tag: str) -> int:
+    return next(n for n, text in enumerate(path.read_text().splitlines(), 1) if f"# LINE: {tag}" in text)
+
+
+def _suspects(profile: dict[str, Any], program: Path) -> list[int]:
+    return [s["line"] for s in profile["leaks"] if s["file"] == str(program)]
+
+
+def test_a_request_loop_that_keeps_1_mib_per_request_is_flagged(tmp_path: Path) -> None:
+    program = PROGRAMS / "leak_loop.py"
+    r = run_memgauge([str(program)], tmp_path)
+    assert r.returncode == 0 and r.profile is not None, r.stderr
+    assert _suspects(r.profile, program), r.profile["leaks"]
+    held = {h["line"]: h["bytes"] for h in r.profile["held_at_exit"] if h["file"] == str(program)}
+    assert sum(held.values()) >= 100 << 20, held  # ~190 requests of 1 MiB in 2 s, all kept
+
+
+@pytest.mark.xfail(reason="sampling credits the growth to the sleep after the allocation (issue 16)")
+def test_the_leak_is_named_on_the_line_that_allocates(tmp_path: Path) -> None:
+    program = PROGRAMS / "leak_loop.py"
+    r = run_memgauge([str(program)], tmp_path)
+    assert r.profile is not None
+    assert _marked(program, "leak") in _suspects(r.profile, program), r.profile["leaks"]
+
+
+@pytest.mark.parametrize("name", ["leak_cache.py", "leak_child_array.py"])
+def test_a_bounded_cache_and_a_one_off_array_in_a_child_are_not_leaks(tmp_path: Path, name: str) -> None:
+    program = PROGRAMS / name
+    for run in range(2):
+        r = run_memgauge([str(program)], tmp_path)
+        assert r.returncode == 0 and r.profile is not None, r.stderr
+        assert _suspects(r.profile, program) == [], (run, r.profile["leaks"])
+
+
+def test_a_short_script_reports_what_it_holds_at_exit(tmp_path: Path) -> None:
+    """200 x 2 MiB kept in a module-level list by a script of a few tenths of a second: held at exit
+    on its line (391 MiB measured), in the profile and the terminal report; a run under 0.5 s of
+    line samples says growth was not judged."""
+    program = PROGRAMS / "leak_short.py"
+    r = run_memgauge([str(program)], tmp_path)
+    assert r.returncode == 0 and r.profile is not None, r.stderr
+    held = {h["line"]: h["bytes"] for h in r.profile["held_at_exit"] if h["file"] == str(program)}
+    assert held.get(_marked(program, "keep"), 0) >= 350 << 20, r.profile["held_at_exit"]
+    assert "still held at exit" in r.stderr
+    note = r.profile.get("leak_note", "")
+    if r.profile["wall_seconds"] < 0.45:
+        assert note.startswith("too short to judge growth"), note
+        assert "note: too short to judge growth" in r.stderr

@@ -5,7 +5,7 @@ from memgauge.analysis._compare import Comparison, ComparisonRow, LineComparison
 from memgauge.analysis._compare_rows import has_values, ran_repeatedly
 from memgauge.analysis._growth import Fit, Growth
 from memgauge.analysis._imports import ImportOrder, ImportTotals, import_totals, top_imports
-from memgauge.analysis._leaks import LeakFit, callers_in, leak_suspects
+from memgauge.analysis._leaks import LEAK_MIN_SPAN_SECONDS, LeakFit, callers_in, leak_suspects
 from memgauge.analysis._lines import LineRow, short_path, top_lines
 from memgauge.analysis._predict import Prediction
 from memgauge.analysis._report_rows import (
@@ -63,6 +63,7 @@ from memgauge.analysis._torch import (
 )
 
 __all__ = [
+    "LEAK_MIN_SPAN_SECONDS",
     "Advice",
     "BudgetRow",
     "Comparison",

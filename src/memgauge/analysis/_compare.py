@@ -15,6 +15,7 @@ from typing import Any
 
 from memgauge.analysis._lines import short_path
 from memgauge.analysis._summary import PhaseTotal, exit_text, phase_totals
+from memgauge.analysis._torch import compare_torch_roles
 from memgauge.model import UNBOUNDED_NOTE, Attribution, Profile
 
 
@@ -123,6 +124,8 @@ class Comparison:
     phases: tuple[PhaseComparison, ...]
     lines: tuple[LineComparison, ...]
     notes: tuple[str, ...] = ()
+    # tensor bytes by role at each run's torch peak, then the total; empty when no run has torch
+    torch: tuple[ComparisonRow, ...] = ()
 
     @property
     def baseline(self) -> str:
@@ -145,6 +148,8 @@ class Comparison:
             "phases": [p.to_dict() for p in self.phases],
             "lines": [line.to_dict() for line in self.lines],
             "notes": list(self.notes),
+            # only where a run has torch figures: other comparisons' JSON stays as it was
+            **({"torch": [r.to_dict() for r in self.torch]} if self.torch else {}),
         }
 
 
@@ -167,6 +172,14 @@ def compare(
         phases=_phases(profiles),
         lines=_lines(profiles, cwd, max_lines),
         notes=_notes(profiles, names),
+        torch=_torch(profiles),
+    )
+
+
+def _torch(profiles: Sequence[Profile]) -> tuple[ComparisonRow, ...]:
+    return tuple(
+        ComparisonRow(f"torch_{r.role}", r.role.replace("_", " "), "bytes", r.bytes)
+        for r in compare_torch_roles(list(profiles))
     )
 
 

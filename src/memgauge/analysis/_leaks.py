@@ -4,7 +4,9 @@ A line is a suspect when the resident memory charged to it (including what the f
 retain) grows steadily until the end of the run and is not released: a straight line fits its
 growth (R^2 >= ``min_r2`` on an even time grid, so a burst followed by a long flat stretch does
 not fit), it grew for at least ``min_span`` seconds, it was still growing in the last quarter of
-that span, and it ends within 10% of its maximum. Of a line and a line it calls that both qualify
+that span by at least an eighth of its whole growth (half what a steady growth adds there: a
+bounded cache that filled, then churns, rises by a few pages at a time and is not growing), and it
+ends within 10% of its maximum. Of a line and a line it calls that both qualify
 with the same rate (within 5%), only the deeper one is reported: it is closer to the cause. Inside
 one function, sampling cannot tell which line grew memory when the function also spends time
 elsewhere (a request that allocates, then waits): then the call of that function is reported.
@@ -19,6 +21,8 @@ from typing import Generic, TypeVar
 K = TypeVar("K")
 
 _GRID = 32
+# the shortest growth judged: a run whose line samples span less cannot be judged at all
+LEAK_MIN_SPAN_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,11 @@ def _value_at(points: Sequence[tuple[float, int]], t: float, start: int) -> tupl
 
 
 def fit_growth(
-    points: Sequence[tuple[float, int]], t_end: float, *, min_bytes: int = 1 << 20, min_span: float = 0.5
+    points: Sequence[tuple[float, int]],
+    t_end: float,
+    *,
+    min_bytes: int = 1 << 20,
+    min_span: float = LEAK_MIN_SPAN_SECONDS,
 ) -> tuple[float, float, float, float] | None:
     """(rate, r2, first, last) of a steady growth, or None. ``points`` are (time, retained) in
     time order, each the value from that time on."""
@@ -57,6 +65,9 @@ def fit_growth(
         return None
     span = t_end - first
     if span < min_span or last_rise < first + 0.75 * span:
+        return None
+    quarter, _ = _value_at(points, first + 0.75 * span, 0)
+    if end - quarter < (end - base) / 8:
         return None
     xs = [first + span * k / (_GRID - 1) for k in range(_GRID)]
     ys: list[float] = []
@@ -84,7 +95,7 @@ def leak_suspects(
     *,
     min_r2: float = 0.9,
     min_bytes: int = 1 << 20,
-    min_span: float = 0.5,
+    min_span: float = LEAK_MIN_SPAN_SECONDS,
 ) -> list[LeakFit[K]]:
     """Suspects, fastest growth first. ``callers`` holds (outer, inner) pairs: ``outer`` called
     (directly or not) ``inner`` in some sampled stack."""

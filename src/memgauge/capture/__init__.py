@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         live_tensors,
         start_tracking,
         step,
+        stop_tracking,
     )
     from memgauge.capture._torch_read import read_torch, torch_memory
     from memgauge.capture._wire import (
@@ -96,6 +97,7 @@ _NAMES = {
     "live_tensors": "_torch",
     "start_tracking": "_torch",
     "step": "_torch",
+    "stop_tracking": "_torch",
     "read_torch": "_torch_read",
     "torch_memory": "_torch_read",
     "is_library": "_frames",
@@ -188,6 +190,7 @@ __all__ = [
     "start_sampler",
     "start_tracking",
     "step",
+    "stop_tracking",
     "torch_memory",
     "unlisten_metrics",
 ]

@@ -54,6 +54,12 @@ def _trim_traceback() -> None:
     sys.excepthook = excepthook
 
 
+# the program's globals, kept to the end as a directly run script's are: runpy returns them, and
+# dropped they would free what the program holds at exit before the exit handlers (the sampler's
+# final sample among them) see it
+_main_globals: list[dict[str, object]] = []
+
+
 def main(argv: list[str]) -> None:
     kind, target, *args = argv
     directory = os.environ.get(ENV_EVENTS_DIR, "")
@@ -76,7 +82,7 @@ def main(argv: list[str]) -> None:
                 sys.stderr.write(f"memgauge: error: {error}\n")
             sys.exit(BOOTSTRAP_FAILED)
         sys.argv = [target, *args]  # run_module sets argv[0] to the module's file, as python -m does
-        runpy.run_module(target, run_name="__main__", alter_sys=True)
+        _main_globals.append(runpy.run_module(target, run_name="__main__", alter_sys=True))
     else:
         path = os.path.abspath(target)  # __file__ stays valid if the program changes directory
         sys.argv = [target, *args]
@@ -84,7 +90,7 @@ def main(argv: list[str]) -> None:
             sys.path.pop(0)  # runpy puts the directory or zip file itself first, as python does
         else:
             sys.path[0] = os.path.dirname(path)
-        runpy.run_path(path, run_name="__main__")
+        _main_globals.append(runpy.run_path(path, run_name="__main__"))
 
 
 def _is_zip(path: str) -> bool:

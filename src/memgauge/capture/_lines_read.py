@@ -33,7 +33,7 @@ from memgauge.capture._wire import (
     pid_of,
     problem,
 )
-from memgauge.model import Attribution, CaptureWarning, ImportRecord, LineStats
+from memgauge.model import Attribution, CaptureWarning, HeldLine, ImportRecord, LineStats
 
 Key = tuple[str, int, str]
 
@@ -42,17 +42,21 @@ TOP_LINES = 500
 TOP_ATTRIBUTION = 20
 SOURCE_LINES = 100
 STACK_DEPTH = 16
+# lines holding less at exit are left out of held_at_exit: interpreter start-up and small objects
+HELD_MIN_BYTES = 1 << 20
 
 
 @dataclass
 class RetainedSeries:
     """One process's inclusive retained bytes per line over time (``(t, bytes)``, ``t`` on the
-    monotonic clock), the sampled stacks (outermost frame first) and when its sampling ended."""
+    monotonic clock), the sampled stacks (outermost frame first), when its sampling ended and
+    began (``t_start`` None: a file that did not say)."""
 
     pid: int
     t_end: float
     series: dict[Key, list[tuple[float, int]]]
     stacks: list[list[Key]]
+    t_start: float | None = None
 
 
 @dataclass
@@ -65,6 +69,8 @@ class LineData:
     retained: list[RetainedSeries] = field(default_factory=list)
     # child pid -> (the pid that started it, its line that did): to charge a child that left no lines
     started_by: dict[int, tuple[int, Key]] = field(default_factory=dict)
+    # what each process still held at its last sample, by innermost line, largest first
+    held: list[HeldLine] = field(default_factory=list)
 
 
 def source_line(file: str, line: int) -> str:
@@ -102,6 +108,8 @@ def read_lines(
         out.sampled_peaks.update(part.sampled_peaks)
         out.retained.extend(part.retained)
         out.started_by.update(part.started_by)
+        out.held.extend(part.held)
+    out.held.sort(key=lambda h: -h.bytes)
     out.lines.sort(key=lambda s: -(s.cpu_python_seconds + s.cpu_native_seconds + s.wait_seconds))
     out.attribution.sort(key=lambda a: -a.bytes)
     out.imports.sort(key=lambda r: (r.start_seconds, r.pid))
@@ -199,7 +207,22 @@ def _decode(data: dict[str, Any], t0: float, out: LineData) -> None:
         keys[s["key"]]: [(float(p["t"]), int(p["bytes"])) for p in _rows(POINT_ROW, s["points"])]
         for s in _rows(SERIES_ROW, data["series"])
     }
-    out.retained.append(RetainedSeries(pid, float(data["t_end"]), series, list(stacks.values())))
+    start = data.get("t_start")
+    out.retained.append(
+        RetainedSeries(
+            pid, float(data["t_end"]), series, list(stacks.values()), None if start is None else float(start)
+        )
+    )
+    held: dict[Key, int] = {}
+    for entry in _rows(RETAINED_ROW, data.get("retained", [])):
+        stack = stacks.get(int(entry["stack"]))
+        if stack:
+            held[stack[-1]] = held.get(stack[-1], 0) + int(entry["bytes"])
+    out.held.extend(
+        HeldLine(pid=pid, file=k[0], line=k[1], function=k[2], bytes=size, source=source_line(k[0], k[1]))
+        for k, size in sorted(held.items(), key=lambda kv: -kv[1])[:TOP_ATTRIBUTION]
+        if size >= HELD_MIN_BYTES
+    )
     for child in _rows(CHILD_ROW, data.get("children", [])):
         out.started_by[int(child["pid"])] = (pid, keys[child["key"]])
     out.imports.extend(

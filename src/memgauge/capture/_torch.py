@@ -127,6 +127,19 @@ def start_tracking(mode: str, directory: str) -> Tracker | None:
     return tracker
 
 
+def stop_tracking(tracker: Tracker) -> None:
+    """Disconnect ``tracker`` from torch and forget it: for a tracker started for one
+    ``memgauge.profile()`` block, so that the program after the block runs unhooked and the next
+    block counts from its own start."""
+    import atexit
+
+    if tracker.hooks is not None:
+        tracker.hooks.uninstall()
+        atexit.unregister(tracker.hooks.at_exit)
+    if _active is tracker:
+        set_torch_tracker(None)
+
+
 def install(directory: str) -> None:
     """Called by the bootstrap: start now if torch is already loaded, else when it is imported."""
     mode = torch_mode()

@@ -35,6 +35,7 @@ __all__ = [
     "CaptureWarning",
     "CpuTimes",
     "ExitStatus",
+    "HeldLine",
     "ImportRecord",
     "LeakSuspect",
     "LineStats",
@@ -235,6 +236,19 @@ class LeakSuspect:
 
 
 @dataclass
+class HeldLine:
+    """Resident memory process ``pid`` still held at its last line sample (its exit, for a process
+    that ended normally), charged to the line whose growth it is (``file:line``)."""
+
+    pid: int
+    file: str
+    line: int
+    function: str
+    bytes: int
+    source: str = ""
+
+
+@dataclass
 class CaptureWarning:
     """A file the measured processes wrote that the profile could not use, whole or in part:
     ``file`` is its name in the events directory, ``message`` what was wrong and what was lost."""
@@ -268,6 +282,10 @@ class Profile:
     warnings: list[CaptureWarning] = field(default_factory=list)
     # tensor memory by role, module and step (docs/torch.md); None: torch never imported, or --torch=off
     torch: TorchMemory | None = None
+    # what the processes still held at exit, by line, largest first (empty: no line samples)
+    held_at_exit: list[HeldLine] = field(default_factory=list)
+    # why growth was not judged for leaks (a run too short), "" when it was
+    leak_note: str = ""
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -276,6 +294,10 @@ class Profile:
         if data.get("torch") is None:
             # optional: a profile without torch reads and writes as it did before the field existed
             data.pop("torch", None)
+        # optional likewise: absent when empty, so profiles without them read and write as before
+        for name in ("held_at_exit", "leak_note"):
+            if not data.get(name):
+                data.pop(name, None)
         return {"schema_version": data.pop("schema_version"), **data}
 
     def to_json(self, *, indent: int | None = None) -> str:
@@ -328,6 +350,8 @@ class Profile:
                 metrics={str(k): _finite(v) for k, v in dict(data.get("metrics") or {}).items()},
                 warnings=[CaptureWarning(**w) for w in data.get("warnings", [])],
                 torch=TorchMemory.from_dict(data["torch"]) if data.get("torch") is not None else None,
+                held_at_exit=[HeldLine(**x) for x in data.get("held_at_exit", [])],
+                leak_note=str(data.get("leak_note", "")),
                 schema_version=SCHEMA_VERSION,
             )
         except (KeyError, TypeError, ValueError) as e:

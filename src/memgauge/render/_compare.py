@@ -29,6 +29,7 @@ from memgauge.render._text import HELD_TITLE
 _LINE_WIDTH = 40  # the most a line location takes before it is cut
 _PHASE_WIDTH = 32
 _MIN_CUT = 10  # a name is cut no shorter than this; the source is left out instead
+TORCH_TITLE = "torch tensors by role at each run's peak (—: no torch figures)"
 
 
 def _pair_headlines(c: Comparison) -> list[str]:
@@ -74,6 +75,7 @@ class TerminalComparisonRenderer:
         self._header(out, c)
         self._summary(out, c)
         self._phases(out, c)
+        self._torch(out, c)
         self._lines(out, c)
         for note in c.notes:
             out.print(Text(f"note: {note}", style="yellow"), overflow="fold")
@@ -144,6 +146,16 @@ class TerminalComparisonRenderer:
                 layout.add_row(Text(""), Text(ph.count.label), *self._cells(ph.count))
         out.print(layout.fit(optional))
 
+    def _torch(self, out: Console, c: Comparison) -> None:
+        if not c.torch:
+            return  # no run has torch figures: the report is as it was
+        layout = Layout(self.width, TORCH_TITLE, cut_figures=True)
+        layout.figure("role", justify="left")
+        optional = self._figure_columns(layout, c)
+        for row in c.torch:
+            layout.add_row(Text(row.label), *self._cells(row))
+        out.print(layout.fit(optional))
+
     def _lines(self, out: Console, c: Comparison) -> None:
         if not c.lines:
             return
@@ -186,6 +198,16 @@ class MarkdownComparisonRenderer:
                     rows.append((["", ph.count.label], ph.count))
             out += ["", "### Phases", "", "Highest peak and total time of all the runs of each phase.", ""]
             out += self._table(c, ["phase", ""], rows)
+
+        if c.torch:
+            out += [
+                "",
+                "### Torch tensors by role at each run's peak",
+                "",
+                "— : no torch figures in that run.",
+                "",
+            ]
+            out += self._table(c, ["role"], [([row.label], row) for row in c.torch])
 
         if c.lines:
             out += ["", "### Resident peak held by (sampled)", ""]

@@ -40,6 +40,7 @@ from memgauge.render._html_tables import (
     processes,
     rollups,
 )
+from memgauge.render._html_torch import torch_data, torch_section
 
 _MAX_SERIES = 8  # per-process memory lines drawn besides the tree total
 _MAX_SHADED = 200  # phase spans shaded on the memory chart
@@ -131,6 +132,7 @@ SECTIONS.register("memory", "memory", _charts)
 SECTIONS.register("phases", "phases", phases)
 SECTIONS.register("peak", "peak", attribution)
 SECTIONS.register("allocation", None, allocation)
+SECTIONS.register("torch", "torch", torch_section)
 SECTIONS.register("lines", "lines", lines)
 SECTIONS.register("rollups", "functions & files", rollups)
 SECTIONS.register("leaks", "leaks", leaks)
@@ -173,7 +175,7 @@ def _data(p: Profile) -> dict[str, Any]:
     longest = {t.name for t in longest_phases(p, MAX_PHASE_BARS)}
     totals = [t for t in phase_totals(p) if t.name in longest]
     own = top_imports(p, 15, by="own memory")
-    return {
+    data: dict[str, Any] = {
         "kind": "profile",
         "wall": p.wall_seconds,
         "memory": {
@@ -199,6 +201,11 @@ def _data(p: Profile) -> dict[str, Any]:
             "seconds": [round(r.self_seconds, 4) for r in own],
         },
     }
+    torch = torch_data(p)
+    if torch is not None:
+        # only where there are torch figures: the data of every other page stays as it was
+        data["torch"] = torch
+    return data
 
 
 def _short_command(cmdline: list[str]) -> str:

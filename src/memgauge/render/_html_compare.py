@@ -89,6 +89,21 @@ def _lines(c: Comparison) -> Part | None:
     )
 
 
+def _torch(c: Comparison) -> Part | None:
+    if not c.torch:
+        return None  # no run has torch figures: the page is as it was
+    return Part(
+        '<div class="chart"><canvas id="chart-compare-torch"></canvas></div>'
+        + table(
+            [("role", False)] + [(name, True) for name in c.names],
+            [[text(r.label), *_cells(r)] for r in c.torch],
+        ),
+        "torch tensors by role at each run's peak",
+        "Tensor bytes counted by storage, at the moment of each run's largest tensor total. "
+        "— : no torch figures in that run.",
+    )
+
+
 def _notes(c: Comparison) -> Part | None:
     return Part(items(c.notes), "notes") if c.notes else None
 
@@ -96,6 +111,7 @@ def _notes(c: Comparison) -> Part | None:
 SECTIONS: Sections[Comparison] = Sections()
 SECTIONS.register("summary", None, _summary)
 SECTIONS.register("phases", None, _phases)
+SECTIONS.register("torch", None, _torch)
 SECTIONS.register("lines", None, _lines)
 SECTIONS.register("notes", None, _notes)
 
@@ -111,6 +127,8 @@ def _data(c: Comparison) -> dict[str, Any]:
     if c.phases:
         data["phasePeaks"] = _grouped([(ph.name, ph.peak) for ph in c.phases])
         data["phaseTimes"] = _grouped([(ph.name, ph.duration) for ph in c.phases])
+    if c.torch:
+        data["torchRoles"] = _grouped([(r.label, r) for r in c.torch])
     return data
 
 

@@ -42,6 +42,7 @@ from memgauge.render._text import (
     reconciliation_terms,
     where,
 )
+from memgauge.render._torch_markdown import torch_blocks
 
 
 class MarkdownRenderer:
@@ -61,6 +62,7 @@ class MarkdownRenderer:
             self._processes,
             self._attribution,
             self._allocation,
+            torch_blocks,
             self._lines,
             self._waiting,
             self._leaks,

@@ -29,6 +29,7 @@ from memgauge.render._layout import Layout, console, wrapped
 from memgauge.render._text import (
     CPU_FIGURES,
     CPU_TITLE,
+    EXIT_TITLE,
     HELD_TITLE,
     LEAKS_TITLE,
     WAITING_TITLE,
@@ -318,13 +319,20 @@ class TerminalRenderer:
             out.print(layout.fit(layout.named("pid")))
 
     def _leaks(self, out: Console, p: Profile) -> None:
-        if not p.leaks:
-            return
-        layout = self._line_table(p, LEAKS_TITLE, ["rate", "retained"])
-        for leak in p.leaks[: self.max_lines]:
-            figures = leak_figures(leak.rate_bytes_per_second, leak.retained_bytes)
-            self._row(layout, p, figures, leak.pid, leak.file, leak.line, leak.source)
-        out.print(layout.fit(layout.named("pid")))
+        if p.leaks:
+            layout = self._line_table(p, LEAKS_TITLE, ["rate", "retained"])
+            for leak in p.leaks[: self.max_lines]:
+                figures = leak_figures(leak.rate_bytes_per_second, leak.retained_bytes)
+                self._row(layout, p, figures, leak.pid, leak.file, leak.line, leak.source)
+            out.print(layout.fit(layout.named("pid")))
+        # both absent from profiles without line samples: their reports are unchanged
+        if p.held_at_exit:
+            layout = self._line_table(p, EXIT_TITLE, ["held"])
+            for h in p.held_at_exit[: self.max_lines]:
+                self._row(layout, p, [format_bytes(h.bytes)], h.pid, h.file, h.line, h.source)
+            out.print(layout.fit(layout.named("pid")))
+        if p.leak_note:
+            out.print(Text(f"note: {p.leak_note}", style="yellow"))
 
     def _imports(self, out: Console, p: Profile) -> None:
         shown = top_imports(p, 5, by="time", least_seconds=0.01)

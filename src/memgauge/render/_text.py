@@ -4,8 +4,8 @@ terminal, Markdown and HTML reports use the same words for the same figures."""
 from __future__ import annotations
 
 from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import ImportTotals, cpu_lines, short_path
-from memgauge.model import Profile, Reconciliation
+from memgauge.analysis import ImportTotals, StepLeak, cpu_lines, short_path
+from memgauge.model import Profile, Reconciliation, TorchOom
 from memgauge.render._format import format_rate, peak_bound
 
 CPU_FIGURES = ["cpu", "python", "native", "wait", "memory"]
@@ -13,6 +13,7 @@ HELD_TITLE = "resident peak held by (sampled)"
 CPU_TITLE = "CPU time by line (sampled)"
 WAITING_TITLE = "waiting (I/O, sleep, locks)"
 LEAKS_TITLE = "leak suspects (retained memory still growing at the end)"
+EXIT_TITLE = "still held at exit (sampled)"
 
 # (figures, pid, file, line, source, function): the function only where two rows share a line
 CpuRow = tuple[list[str], int, str, int, str, str]
@@ -78,3 +79,22 @@ def processes_title(shown: int, total: int) -> str:
 def imports_title(totals: ImportTotals) -> str:
     memory = format_bytes(totals.resident_bytes, signed=True)
     return f"imports: {format_seconds(totals.seconds)}, {memory} in all"
+
+
+def torch_leak_text(leak: StepLeak) -> str:
+    """A leak across steps, with the line whose tensors pile up and what to do about it."""
+    return (
+        f"tensors grow {format_bytes(leak.bytes_per_step)} a step (steps {leak.first_step}-"
+        f"{leak.last_step}, {', '.join(leak.roles) or 'roles'}), held by tensors made at "
+        f"{leak.line or 'an unknown line'}: keep .item() or .detach(), not the tensor"
+    )
+
+
+def torch_oom_text(oom: TorchOom) -> str:
+    """What torch asked for when it ran out of memory, and what was held then."""
+    asked = format_bytes(oom.requested_bytes) if oom.requested_bytes is not None else "an unknown size"
+    held = ", ".join(f"{k.replace('_', ' ')} {format_bytes(v)}" for k, v in oom.by_role.items() if v)
+    return (
+        f"torch ran out of memory ({oom.device or 'device unknown'}, {oom.where}) asking for "
+        f"{asked}, holding {format_bytes(oom.total_bytes)}: {held or 'nothing tracked'}"
+    )

@@ -12,6 +12,7 @@ from memgauge.analysis import torch_summary
 from memgauge.model import Profile
 from memgauge.render._format import percent
 from memgauge.render._layout import Layout
+from memgauge.render._text import torch_leak_text, torch_oom_text
 
 
 def torch_section(out: Console, profile: Profile, width: int) -> None:
@@ -48,22 +49,7 @@ def torch_section(out: Console, profile: Profile, width: int) -> None:
         out.print(modules.fit(modules.named("roles")))
     leak = summary.leak
     if leak is not None:
-        out.print(
-            Text(
-                f"tensors grow {format_bytes(leak.bytes_per_step)} a step (steps {leak.first_step}-"
-                f"{leak.last_step}, {', '.join(leak.roles) or 'roles'}), held by tensors made at "
-                f"{leak.line or 'an unknown line'}: keep .item() or .detach(), not the tensor",
-                style="yellow",
-            )
-        )
+        out.print(Text(torch_leak_text(leak), style="yellow"))
     oom = torch.oom
     if oom is not None:
-        asked = format_bytes(oom.requested_bytes) if oom.requested_bytes is not None else "an unknown size"
-        held = ", ".join(f"{k.replace('_', ' ')} {format_bytes(v)}" for k, v in oom.by_role.items() if v)
-        out.print(
-            Text(
-                f"torch ran out of memory ({oom.device or 'device unknown'}, {oom.where}) asking for "
-                f"{asked}, holding {format_bytes(oom.total_bytes)}: {held or 'nothing tracked'}",
-                style="bold red",
-            )
-        )
+        out.print(Text(torch_oom_text(oom), style="bold red"))

@@ -37,7 +37,7 @@ from memgauge.model import (
     Profile,
     Reconciliation,
 )
-from memgauge.runner._order import capped, leak_suspects_of, order_phases
+from memgauge.runner._order import capped, held_at_exit_of, leak_note_of, leak_suspects_of, order_phases
 from memgauge.runner._state import RunState
 from memgauge.watcher import MemoryGroup, TreeWatcher, WatchedProcess, machine_environment, user_cmdline
 
@@ -190,6 +190,8 @@ def assemble_profile(
         metrics=metrics_from_events(events),
         warnings=capped(warnings),
         torch=torch,
+        held_at_exit=held_at_exit_of(line_data),
+        leak_note=leak_note_of(line_data),
     )
 
 

@@ -30,6 +30,7 @@ from memgauge.capture import (
     unlisten_metrics,
 )
 from memgauge.model import Attribution, CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
+from memgauge.runner._inprocess_torch import BlockTorch
 from memgauge.runner._order import capped, leak_suspects_of, order_phases
 from memgauge.watcher import machine_environment
 
@@ -138,6 +139,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
         self._builder = TimelineBuilder(interval)
         self._sink = _ListSink()
         self._tracker = PhaseTracker(self._source, self._sink, clock)
+        self._torch = BlockTorch()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._previous: PhaseTracker | None = None
@@ -159,6 +161,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
 
             self._descendants = Descendants()
             self._reaped0 = _reaped_cpu()
+        self._torch.start()
         self._tracker.process_peak = 0
         self._metrics: dict[str, float] = {}
         listen_metrics(self._metrics)
@@ -347,6 +350,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
             started_at=self._started_at,
             memgauge_version=__version__,
             metrics=dict(self._metrics),
+            torch=self._torch.memory(self._t0),
         )
         if self._lines_dir is not None:
             from memgauge.capture import read_lines

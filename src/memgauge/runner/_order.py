@@ -1,12 +1,13 @@
 """Helpers shared by the in-process recorder and the runner to build a Profile's parts: the phase
-tree, the leak suspects found in what the line samplers read, and the capture warnings."""
+tree, the leak suspects found in what the line samplers read (and what is held at exit, and why
+growth could not be judged), and the capture warnings."""
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING
 
-from memgauge.model import CaptureWarning, LeakSuspect, PhaseRecord
+from memgauge.model import CaptureWarning, HeldLine, LeakSuspect, PhaseRecord
 
 if TYPE_CHECKING:
     from memgauge.capture import LineData
@@ -58,6 +59,26 @@ def leak_suspects_of(data: LineData, t0: float) -> list[LeakSuspect]:
             )
     out.sort(key=lambda s: -s.rate_bytes_per_second)
     return out
+
+
+def held_at_exit_of(data: LineData) -> list[HeldLine]:
+    """What every process still held at its last sample, by line, largest first; an import line's
+    share too (an import's footprint is held to the end)."""
+    return list(data.held)
+
+
+def leak_note_of(data: LineData) -> str:
+    """Why growth was not judged, "" when it was: no process sampled its lines long enough for a
+    steady growth to be told from a one-off one (issue 16: a 0.3 s script keeping 400 MiB)."""
+    from memgauge.analysis import LEAK_MIN_SPAN_SECONDS
+
+    spans = [p.t_end - p.t_start for p in data.retained if p.t_start is not None]
+    if not spans or max(spans) >= LEAK_MIN_SPAN_SECONDS:
+        return ""
+    return (
+        f"too short to judge growth: lines sampled for {max(spans):.2f} s, under the "
+        f"{LEAK_MIN_SPAN_SECONDS:g} s a leak must grow for; see what is held at exit"
+    )
 
 
 def capped(warnings: Sequence[CaptureWarning]) -> list[CaptureWarning]:

@@ -3,6 +3,7 @@
     memgauge check --policy edge-pc train.py                 # run it (N times with --repeat), judge
     memgauge check --budget rss=1GiB run.json                # judge saved profiles (medians if several)
     memgauge check --baseline main.json --max-increase 10% run.json
+    memgauge check --budget rss=300MiB --prove train.py      # a pass verified under 300 MiB, cold
 
 Exit status (stable; also in README.md): 0 within budget, 1 over budget (a limit crossed, or
 stopped by ``--enforce``), 2 the program itself failed (non-zero exit or killed by a signal) while
@@ -33,7 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memgauge.gate import Budget, Verdict
     from memgauge.model import Profile
-    from memgauge.runner import HardLimits
+    from memgauge.runner import HardLimits, Target
 
 
 class CheckCommand:
@@ -66,6 +67,13 @@ class CheckCommand:
             action="store_true",
             help="stop the program as soon as a whole-run rss, wall or cpu limit is crossed (cgroup "
             "limit where one can be made, else a watchdog); the profile is still written",
+        )
+        p.add_argument(
+            "--prove",
+            action="store_true",
+            help="verify a pass: run the program again under the budget's whole-run rss as a hard "
+            "limit in a fresh cgroup, its files evicted from page cache; OOM-killed there turns the "
+            "pass into a fail (needs a cgroup)",
         )
         p.add_argument(
             "--baseline", action="append", default=[], metavar="PROFILE.json", help="baseline profile(s)"
@@ -119,6 +127,8 @@ class CheckCommand:
                 "nothing to check against: give --budget, --policy or --baseline, or a budget in "
                 "[tool.memgauge] (pyproject.toml) or memgauge.toml"
             )
+        if args.prove and budget.get("rss") is None:
+            raise UsageError("--prove needs a whole-run rss limit to prove (e.g. --budget rss=300MiB)")
         if args.output:
             check_output(args.output, "verdict")
         baselines = [load_profile(path) for path in args.baseline]
@@ -129,6 +139,8 @@ class CheckCommand:
                 raise UsageError("--enforce needs a program to run, not saved profiles")
             if args.repeat != 1:
                 raise UsageError("--repeat needs a program to run; give several profiles instead")
+            if args.prove:
+                raise UsageError("--prove needs a program to run, not saved profiles")
             runs = [load_profile(path) for path in rest]
             name = args.name or os.path.basename(rest[0]).removesuffix(".json")
         else:
@@ -147,6 +159,8 @@ class CheckCommand:
             name = args.name or plan.target.name
 
         verdict = _verdict(runs, baselines, budget, memory_tolerance, time_tolerance)
+        if args.prove and verdict.ok and not verdict.program_failed:
+            verdict = _prove(verdict, plan.target)
         _output(verdict, runs, name, args, stdout=profile_mode)
         if not verdict.ok:
             return OVER_BUDGET
@@ -175,6 +189,52 @@ def _hard_limits(budget: Budget) -> HardLimits:
         memory_bytes=None if rss is None else int(rss),
         wall_seconds=whole.get("wall"),
         cpu_seconds=whole.get("cpu"),
+    )
+
+
+def _prove(verdict: Verdict, target: Target) -> Verdict:
+    """The pass verified by the kernel (issue 16): the program under the whole-run rss limit as a
+    hard limit, caches cold, beside an unlimited cold run. No counter of one unlimited run says what
+    a container needs; a run under the limit does. OOM-killed (or failing) there turns the rss
+    result into a fail; either way the result's note carries the proof's figures."""
+    import dataclasses
+
+    from memgauge._errors import LimitError
+    from memgauge._units import format_bytes
+    from memgauge.gate import CheckResult, Verdict
+    from memgauge.runner import prove_limit
+
+    index = next(
+        i for i, r in enumerate(verdict.results) if r.limit.metric == "rss" and r.limit.phase is None
+    )
+    result = verdict.results[index]
+    limit = int(result.limit.value)
+    say(
+        f"memgauge check: proving rss {format_bytes(limit)}: an unlimited run and one under the limit, cold\n"
+    )
+    base, under = prove_limit(target, limit)
+    if base.peak_bytes == 0:
+        raise LimitError("--prove needs a memory cgroup (root, or a delegated cgroup)")
+    slowdown = under.wall_seconds / base.wall_seconds if base.wall_seconds > 0 else 1.0
+    outcome = "survived" if under.survived else "OOM-killed" if under.oom_kills else "failed"
+    note = (
+        f"proof under {format_bytes(limit)}, cold: {outcome}, {slowdown:.2f}x the unlimited wall time, "
+        f"limit hit {under.limit_hits} times"
+    )
+    say(f"memgauge check: {note}\n")
+    if under.survived:
+        proved = dataclasses.replace(result, note="; ".join(n for n in (result.note, note) if n))
+    else:
+        # the budget passed on a measured run, yet the kernel kills the program at that limit:
+        # the number is not one a container can be given
+        proved = dataclasses.replace(result, status="fail", note=note)
+    results: tuple[CheckResult, ...] = (*verdict.results[:index], proved, *verdict.results[index + 1 :])
+    return Verdict(
+        results=results,
+        program_failed=verdict.program_failed,
+        program_status=verdict.program_status,
+        runs=verdict.runs,
+        baselines=verdict.baselines,
     )
 
 

@@ -169,6 +169,36 @@
              function (v) { return (v * 100).toFixed(0) + "%"; }, true);
     barChart("chart-imports", data.imports.labels,
              [{ label: "own memory", data: data.imports.bytes, backgroundColor: "#2563eb" }], fmtBytes, true);
+    if (data.torch) torchChart(data.torch);
+  }
+
+  // torch: each step's peak, stacked by role (the roles in the order a storage is counted under)
+  function torchChart(d) {
+    var el = document.getElementById("chart-torch-steps");
+    if (!el || !d.labels.length) return;
+    var top = 0;
+    d.labels.forEach(function (_, j) {
+      var sum = 0;
+      d.values.forEach(function (row) { sum += row[j]; });
+      if (sum > top) top = sum;
+    });
+    var datasets = d.roles.map(function (role, i) {
+      return { label: role, data: d.values[i], backgroundColor: PALETTE[i % PALETTE.length] };
+    });
+    var y = byteAxis("peak of the step", top);
+    y.stacked = true;
+    new Chart(el, {
+      type: "bar",
+      data: { labels: d.labels, datasets: datasets },
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false,
+        scales: { x: { stacked: true, title: { display: true, text: "step" } }, y: y },
+        plugins: { legend: { position: "bottom" },
+                   tooltip: { mode: "index", intersect: false, callbacks: {
+                     title: function (items) { return items.length ? "step " + items[0].label : ""; },
+                     label: function (item) { return item.dataset.label + ": " + fmtBytes(item.parsed.y); } } } }
+      }
+    });
   }
 
   function comparisonCharts(data) {
@@ -183,6 +213,7 @@
     if (data.times) grouped("chart-compare-times", data.times, fmtSeconds);
     if (data.phasePeaks) grouped("chart-compare-phases", data.phasePeaks, fmtBytes);
     if (data.phaseTimes) grouped("chart-compare-phase-times", data.phaseTimes, fmtSeconds);
+    if (data.torchRoles) grouped("chart-compare-torch", data.torchRoles, fmtBytes);
   }
 
   // -- memgauge sweep: growth against size, phase shares, worker scaling --------------------------
