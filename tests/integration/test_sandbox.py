@@ -401,7 +401,12 @@ def test_job_round_trips_with_sandbox_and_upload() -> None:
 
 def test_job_without_sandbox_behaves_as_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(SECRET, "hunter2")
-    job = Job("plain", (str(PROGRAMS / "sandbox_probe.py"),), env={"GIVEN": "1"}, cwd=str(tmp_path))
+    job = Job(
+        "plain",
+        (str(PROGRAMS / "sandbox_probe.py"),),
+        env={"GIVEN": "1", "PROBE_ENV": f"{SECRET},GIVEN"},
+        cwd=str(tmp_path),
+    )
     result = execute_job(job)
     assert result.error is None, result.output_tail
     assert result.sandbox is None

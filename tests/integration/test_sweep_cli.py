@@ -320,7 +320,7 @@ def test_concurrency_above_one_warns_about_timings(tmp_path: Path) -> None:
         ([str(GROWTH), "--param", "N=1,2", "--size", "Q"], "no such --param"),
         ([str(GROWTH), "--param", "N=1,2", "--gpus", "1"], "--engine ray"),
         (["missing.py", "--param", "N=1,2"], "no such script"),
-        (["--load", "nothing.json"], "cannot read sweep record"),
+        (["--load", "nothing.json"], "no such sweep record"),
         (["--load", "x.json", "--param", "N=1"], "give no program and no --param"),
     ],
 )
