@@ -130,3 +130,20 @@ def postgres_database() -> Iterator[str]:
 def write_program(path: Path, code: str) -> Path:
     path.write_text(code)
     return path
+
+
+def make_token(server: Server, role: str = "submitter") -> tuple[int, str]:
+    """A new token's id and secret, made with the server's admin token."""
+    with server.client() as c:
+        r = c.post("/api/v1/tokens", json={"name": f"test-{role}-{uuid.uuid4().hex[:6]}", "role": role})
+    assert r.status_code == 201, r.text
+    return int(r.json()["id"]), str(r.json()["token"])
+
+
+def make_policy(server: Server, budget: str, name: str | None = None) -> str:
+    """A policy of ``budget`` (a fresh name unless given), made with the server's admin token."""
+    name = name or f"p-{uuid.uuid4().hex[:10]}"
+    with server.client() as c:
+        r = c.put(f"/api/v1/policies/{name}", json={"budget": budget})
+    assert r.status_code in (200, 201), r.text
+    return name

@@ -28,7 +28,7 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
-from tests.service_server import Server, admin_token
+from tests.service_server import Server, admin_token, make_policy, make_token
 
 API = "/api/v1"
 MIB = 1 << 20
@@ -45,21 +45,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield s
     finally:
         s.stop()
-
-
-def make_policy(server: Server, budget: str) -> str:
-    name = f"p-{uuid.uuid4().hex[:10]}"
-    with server.client() as c:
-        r = c.put(f"{API}/policies/{name}", json={"budget": budget})
-    assert r.status_code in (200, 201), r.text
-    return name
-
-
-def submitter(server: Server) -> str:
-    with server.client() as c:
-        r = c.post(f"{API}/tokens", json={"name": f"s-{uuid.uuid4().hex[:6]}", "role": "submitter"})
-    assert r.status_code == 201, r.text
-    return str(r.json()["token"])
 
 
 def submit(server: Server, code: str, policy: str, token: str | None = None) -> dict[str, Any]:
@@ -205,7 +190,7 @@ def test_a_streamed_1gib_body_is_refused_with_bounded_memory_and_disk(
     server answers 401 from the headers, reading nothing; with one it stops reading at the route's
     limit (16 MiB + 1 MiB of multipart envelope for an upload, 64 KiB for anything else) with 413.
     Server RSS grows by under 50 MiB, its files on disk stay under the upload limit."""
-    token = submitter(server) if who == "submitter" else who
+    token = make_token(server)[1] if who == "submitter" else who
     assert server.proc is not None
     pid = server.proc.pid
     before = _status(pid)["VmRSS"]
@@ -408,7 +393,7 @@ def test_a_token_has_a_quota_of_waiting_submissions_and_stored_bytes(tmp_path: P
     server.start()
     try:
         policy = make_policy(server, "wall=30s")
-        token = submitter(server)
+        token = make_token(server)[1]
         ids = [submit(server, "import time; time.sleep(3)", policy, token)["id"] for _ in range(2)]
         with server.client(token) as c:
             r = c.post(f"{API}/submissions", data={"policy": policy}, files={"file": ("a.py", b"pass")})

@@ -41,7 +41,7 @@ import httpx
 
 from memgauge.isolation._sandbox import RUN_PREFIX
 from tests.conftest import MIB, PROGRAMS
-from tests.service_server import Server, admin_token, free_port, postgres_database
+from tests.service_server import Server, admin_token, free_port, make_policy, make_token, postgres_database
 
 API = "/api/v1"
 MARKER = "MEMGAUGE_SERVICE_SUBMISSION"
@@ -141,22 +141,6 @@ def restarted(old: Server) -> Server:
 def detail(response: httpx.Response) -> str:
     body = response.json()
     return body["detail"] if isinstance(body.get("detail"), str) else json.dumps(body.get("detail"))
-
-
-def make_token(server: Server, role: str = "submitter") -> tuple[int, str]:
-    """A new token's id and secret."""
-    with server.client() as c:
-        r = c.post(f"{API}/tokens", json={"name": f"test-{role}-{uuid.uuid4().hex[:6]}", "role": role})
-    assert r.status_code == 201, r.text
-    return int(r.json()["id"]), str(r.json()["token"])
-
-
-def make_policy(server: Server, budget: str, name: str | None = None) -> str:
-    name = name or f"p-{uuid.uuid4().hex[:10]}"
-    with server.client() as c:
-        r = c.put(f"{API}/policies/{name}", json={"budget": budget})
-    assert r.status_code in (200, 201), r.text
-    return name
 
 
 def post(

@@ -23,7 +23,7 @@ from memgauge.isolation import MAX_PROFILE_BYTES, Sandbox, Upload
 from memgauge.isolation._probes import unshare_problem
 from memgauge.sweep import Job, JobResult, execute_job
 from tests.conftest import MIB
-from tests.service_server import Server, admin_token, postgres_database
+from tests.service_server import Server, admin_token, make_policy, postgres_database
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")
 
@@ -195,21 +195,6 @@ def pg_server(scratch: Path) -> Iterator[Server]:
             yield server
         finally:
             server.stop()
-
-
-def make_policy(server: Server, budget: str) -> str:
-    name = f"p-{uuid.uuid4().hex[:10]}"
-    with server.client() as c:
-        r = c.put(f"{API}/policies/{name}", json={"budget": budget})
-    assert r.status_code in (200, 201), r.text
-    return name
-
-
-def make_token(server: Server) -> str:
-    with server.client() as c:
-        r = c.post(f"{API}/tokens", json={"name": f"t-{uuid.uuid4().hex[:6]}", "role": "submitter"})
-    assert r.status_code == 201, r.text
-    return str(r.json()["token"])
 
 
 def submit(client: Any, code: str, policy: str, args: list[str] | None = None) -> dict[str, Any]:

@@ -13,28 +13,12 @@ server cannot be reached, 77 no token or a refused one (not an admin's).
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 from urllib.parse import quote
 
 from memgauge._errors import PermissionDeniedError, UsageError
 from memgauge.cli._common import PASSED, Parser, Program, say
-from memgauge.cli.commands.submit import DEFAULT_SERVER, Client
-
-
-def _server_options(p: Parser) -> None:
-    p.add_argument(
-        "--server",
-        default=os.environ.get("MEMGAUGE_SERVER", DEFAULT_SERVER),
-        metavar="URL",
-        help=f"the service (default $MEMGAUGE_SERVER or {DEFAULT_SERVER})",
-    )
-    p.add_argument(
-        "--token",
-        default=os.environ.get("MEMGAUGE_TOKEN"),
-        metavar="TOKEN",
-        help="an admin token (default $MEMGAUGE_TOKEN)",
-    )
+from memgauge.cli.commands.submit import Client, server_options
 
 
 def _client(args: argparse.Namespace) -> Client:
@@ -69,7 +53,7 @@ class PolicyCommand:
         parser.add_argument("action", choices=["list", "show", "set", "delete"], help="what to do")
         parser.add_argument("operands", nargs="*", metavar="ARG", help="NAME, and BUDGET for set")
         parser.add_argument("--description", default="", help="set: what the policy is for")
-        _server_options(parser)
+        server_options(parser, "an admin token")
         parser.set_defaults(command="policy")
 
     def run(self, args: argparse.Namespace, program: list[str]) -> int:
@@ -120,7 +104,7 @@ class TokenCommand:
         parser.add_argument(
             "--role", choices=["submitter", "admin"], default="submitter", help="create: (default submitter)"
         )
-        _server_options(parser)
+        server_options(parser, "an admin token")
         parser.set_defaults(command="token")
 
     def run(self, args: argparse.Namespace, program: list[str]) -> int:

@@ -29,6 +29,22 @@ _FINISHED = ("done", "failed", "cancelled")
 _EXIT = {"pass": PASSED, "fail": OVER_BUDGET, "error": FAILED}
 
 
+def server_options(p: Parser, token: str) -> None:
+    """``--server`` and ``--token``, for every command that talks to the service."""
+    p.add_argument(
+        "--server",
+        default=os.environ.get("MEMGAUGE_SERVER", DEFAULT_SERVER),
+        metavar="URL",
+        help=f"the service (default $MEMGAUGE_SERVER or {DEFAULT_SERVER})",
+    )
+    p.add_argument(
+        "--token",
+        default=os.environ.get("MEMGAUGE_TOKEN"),
+        metavar="TOKEN",
+        help=f"{token} (default $MEMGAUGE_TOKEN)",
+    )
+
+
 class SubmitCommand:
     name = "submit"
     summary = "send a program to it and exit with its verdict"
@@ -48,18 +64,7 @@ class SubmitCommand:
         p.add_argument(
             "--entry", metavar="PATH", help="a project's entry point (default main.py, or its only .py)"
         )
-        p.add_argument(
-            "--server",
-            default=os.environ.get("MEMGAUGE_SERVER", DEFAULT_SERVER),
-            metavar="URL",
-            help=f"the service (default $MEMGAUGE_SERVER or {DEFAULT_SERVER})",
-        )
-        p.add_argument(
-            "--token",
-            default=os.environ.get("MEMGAUGE_TOKEN"),
-            metavar="TOKEN",
-            help="the API token (default $MEMGAUGE_TOKEN)",
-        )
+        server_options(p, "the API token")
         p.add_argument("--no-wait", action="store_true", help="print the submission's id and exit 0")
         p.add_argument(
             "--max-wait",
