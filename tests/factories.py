@@ -9,6 +9,7 @@ from memgauge.model import (
     Attribution,
     CpuTimes,
     ExitStatus,
+    LineStats,
     Peak,
     PhaseRecord,
     ProcessRecord,
@@ -97,3 +98,29 @@ def phase(
 ) -> PhaseRecord:
     """A phase of ``pid`` from ``start`` to ``end`` seconds peaking at ``peak`` bytes."""
     return PhaseRecord(name, pid, start, end, peak, depth=depth, parent=parent, peak_exact=exact)
+
+
+def ran(
+    file: str,
+    line: int,
+    *,
+    pid: int = 1,
+    function: str = "f",
+    py: float = 0.0,
+    native: float = 0.0,
+    wait: float = 0.0,
+    growth: int = 0,
+    samples: int = 1,
+) -> LineStats:
+    """A line's sampled statistics: ``py``/``native``/``wait`` seconds and resident ``growth``."""
+    return LineStats(
+        pid=pid,
+        file=file,
+        line=line,
+        function=function,
+        cpu_python_seconds=py,
+        cpu_native_seconds=native,
+        wait_seconds=wait,
+        resident_growth_bytes=growth,
+        samples=samples,
+    )

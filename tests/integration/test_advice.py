@@ -58,16 +58,7 @@ def ran(
     pid: int = 1,
     function: str = "f",
 ) -> LineStats:
-    return LineStats(
-        pid=pid,
-        file=file,
-        line=line,
-        function=function,
-        cpu_python_seconds=cpu,
-        wait_seconds=wait,
-        resident_growth_bytes=growth,
-        samples=10,
-    )
+    return factories.ran(file, line, pid=pid, function=function, py=cpu, wait=wait, growth=growth, samples=10)
 
 
 def imported(package: str, size: int, seconds: float = 0.01, *, pid: int = 1) -> ImportRecord:

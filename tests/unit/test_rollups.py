@@ -7,35 +7,11 @@ import pytest
 
 from memgauge.analysis import Rollup, rollup
 from memgauge.model import Attribution, LineStats, Profile
-from tests.factories import held, make_profile
+from tests.factories import held, make_profile, ran
 
 MIB = 1 << 20
 A = "/proj/a.py"
 B = "/proj/b.py"
-
-
-def ran(
-    pid: int,
-    file: str,
-    line: int,
-    function: str,
-    *,
-    py: float = 0.0,
-    native: float = 0.0,
-    wait: float = 0.0,
-    growth: int = 0,
-) -> LineStats:
-    return LineStats(
-        pid=pid,
-        file=file,
-        line=line,
-        function=function,
-        cpu_python_seconds=py,
-        cpu_native_seconds=native,
-        wait_seconds=wait,
-        resident_growth_bytes=growth,
-        samples=1,
-    )
 
 
 def _profile(lines: list[LineStats], attribution: list[Attribution]) -> Profile:
@@ -48,12 +24,12 @@ def pool_profile() -> Profile:
     own and a ``helper``; a.py has a ``save``."""
     return _profile(
         lines=[
-            ran(1, A, 10, "load", py=1.0, native=0.5, growth=100 * MIB),
-            ran(1, A, 11, "load", py=0.5, wait=1.0, growth=-20 * MIB),
-            ran(2, A, 10, "load", py=2.0, wait=0.5, growth=50 * MIB),
-            ran(1, A, 30, "save", py=0.25, wait=0.125),
-            ran(1, B, 5, "load", py=0.125, growth=5 * MIB),
-            ran(2, B, 8, "helper", native=3.0),
+            ran(A, 10, pid=1, function="load", py=1.0, native=0.5, growth=100 * MIB),
+            ran(A, 11, pid=1, function="load", py=0.5, wait=1.0, growth=-20 * MIB),
+            ran(A, 10, pid=2, function="load", py=2.0, wait=0.5, growth=50 * MIB),
+            ran(A, 30, pid=1, function="save", py=0.25, wait=0.125),
+            ran(B, 5, pid=1, function="load", py=0.125, growth=5 * MIB),
+            ran(B, 8, pid=2, function="helper", native=3.0),
         ],
         attribution=[
             held(A, 10, 300 * MIB, pid=1, function="load"),
@@ -104,7 +80,11 @@ def test_the_totals_are_the_profiles() -> None:
 
 def test_equal_times_are_ordered_by_peak_then_by_name() -> None:
     p = _profile(
-        lines=[ran(1, B, 1, "z", py=1.0), ran(1, A, 1, "y", py=1.0), ran(1, A, 2, "x", py=1.0)],
+        lines=[
+            ran(B, 1, pid=1, function="z", py=1.0),
+            ran(A, 1, pid=1, function="y", py=1.0),
+            ran(A, 2, pid=1, function="x", py=1.0),
+        ],
         attribution=[held(A, 9, 5 * MIB, pid=1, function="w"), held(B, 1, 1 * MIB, pid=1, function="z")],
     )
     assert [(r.file, r.function) for r in rollup(p)] == [(B, "z"), (A, "x"), (A, "y"), (A, "w")]
