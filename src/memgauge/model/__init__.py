@@ -8,6 +8,7 @@ the service stores them. Plain data only: ``to_dict`` is ``json.dumps``-ready an
 
 from __future__ import annotations
 
+from memgauge.model._gpu import GpuDevice
 from memgauge.model._profile import (
     READABLE_VERSIONS,
     SCHEMA_VERSION,
@@ -42,6 +43,7 @@ from memgauge.model._sweep import (
     metric_names,
 )
 from memgauge.model._torch import TORCH_ROLES, TorchMemory, TorchModule, TorchOom, TorchStep, TorchTensor
+from memgauge.model._training import Training
 
 __all__ = [
     "READABLE_VERSIONS",
@@ -55,6 +57,7 @@ __all__ = [
     "Confirmation",
     "CpuTimes",
     "ExitStatus",
+    "GpuDevice",
     "HeldLine",
     "ImportRecord",
     "LeakSuspect",
@@ -75,6 +78,7 @@ __all__ = [
     "TorchOom",
     "TorchStep",
     "TorchTensor",
+    "Training",
     "Value",
     "load_profile",
     "load_sweep",

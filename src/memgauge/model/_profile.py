@@ -17,7 +17,9 @@ from typing import Any
 
 from memgauge._errors import ProfileFormatError
 from memgauge._files import write_output
+from memgauge.model._gpu import GpuDevice
 from memgauge.model._torch import TorchMemory
+from memgauge.model._training import Training
 
 SCHEMA_VERSION = 5
 # versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty, a
@@ -286,16 +288,17 @@ class Profile:
     held_at_exit: list[HeldLine] = field(default_factory=list)
     # why growth was not judged for leaks (a run too short), "" when it was
     leak_note: str = ""
+    # GPU memory per device, in four layers (docs/gpu.md); empty: no GPU seen
+    gpu: list[GpuDevice] = field(default_factory=list)
+    # a loop's throughput and what bounds it (docs/training.md); None: no steps
+    training: Training | None = None
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         # schema_version first: readers look at it before anything else
-        if data.get("torch") is None:
-            # optional: a profile without torch reads and writes as it did before the field existed
-            data.pop("torch", None)
-        # optional likewise: absent when empty, so profiles without them read and write as before
-        for name in ("held_at_exit", "leak_note"):
+        # optional: absent when empty, so profiles without them read and write as before
+        for name in ("torch", "held_at_exit", "leak_note", "gpu", "training"):
             if not data.get(name):
                 data.pop(name, None)
         return {"schema_version": data.pop("schema_version"), **data}
@@ -352,6 +355,8 @@ class Profile:
                 torch=TorchMemory.from_dict(data["torch"]) if data.get("torch") is not None else None,
                 held_at_exit=[HeldLine(**x) for x in data.get("held_at_exit", [])],
                 leak_note=str(data.get("leak_note", "")),
+                gpu=[GpuDevice.from_dict(d) for d in data.get("gpu", [])],
+                training=Training.from_dict(data["training"]) if data.get("training") is not None else None,
                 schema_version=SCHEMA_VERSION,
             )
         except (KeyError, TypeError, ValueError) as e:
