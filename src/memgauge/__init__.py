@@ -19,11 +19,21 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memgauge._errors import MemgaugeError
-    from memgauge.capture import phase, record, step
+    from memgauge.capture import phase, record, step, timed_iter
     from memgauge.model import Profile, load_profile
     from memgauge.runner import profile
 
-__all__ = ["MemgaugeError", "Profile", "__version__", "load_profile", "phase", "profile", "record", "step"]
+__all__ = [
+    "MemgaugeError",
+    "Profile",
+    "__version__",
+    "load_profile",
+    "phase",
+    "profile",
+    "record",
+    "step",
+    "timed_iter",
+]
 
 _LAZY = {
     "MemgaugeError": "memgauge._errors",
@@ -32,8 +42,10 @@ _LAZY = {
     "profile": "memgauge.runner._inprocess",
     "phase": "memgauge.capture._phases",
     "record": "memgauge.capture._record",
-    # the end of a step where no optimizer marks it (torch tracking); a no-op when not measuring
-    "step": "memgauge.capture._torch",
+    # the end of a step where no optimizer marks it, or a count of a kind; a no-op when not measuring
+    "step": "memgauge.capture._training",
+    # an iterator whose waits count as the loop's data wait (docs/training.md)
+    "timed_iter": "memgauge.capture._training",
     # `%load_ext memgauge` (IPython's extension protocol); not in __all__: not part of the Python API
     "load_ipython_extension": "memgauge.notebook",
     "unload_ipython_extension": "memgauge.notebook",

@@ -18,10 +18,9 @@ at the start. ``wall`` and ``cpu`` are the call's (CPU of the process and of its
 ``memgauge check --format json`` gives them (``CheckResult.to_dict``, one serialiser for both), each
 with ``where``, the blamed line relative to the rootdir.
 
-Without a budget anywhere the plugin costs a few dictionary look-ups per test: this module imports
-nothing heavy (no rich, no memray, not even the gate), and the gate and the capture code load only
-once a budget is given. PYTEST_DONT_REWRITE: no assertion of pytest's to rewrite here, so no
-rewriting cost either.
+Without a budget anywhere the plugin costs a few dictionary look-ups per test: it imports nothing
+heavy, and the gate and the capture code load only once a budget is given. PYTEST_DONT_REWRITE:
+no assertion of pytest's to rewrite here, so no rewriting cost either.
 """
 
 from __future__ import annotations
@@ -205,6 +204,7 @@ def _judge(
     """The test's record: its figures, and per limit the gate's own result (``CheckResult.to_dict``,
     as ``memgauge check --format json`` lists it) with ``where``, the blamed line relative to the
     rootdir. ``kills``: OOM kills in this process's memory cgroups while the test ran."""
+    from memgauge._plugin_blame import own_line
     from memgauge.gate import judge
 
     start_tree = prof.start_resident_bytes
@@ -218,7 +218,7 @@ def _judge(
             ceiling = {"bytes": max(0, limit - start_tree), "reached": True}
             measurement = {"cgroup_limit": ceiling, "oom_kills": kills}
             grown.environment = {**grown.environment, "measurement": measurement}
-    verdict = judge(grown, budget)
+    verdict = own_line(getattr(getattr(item, "obj", None), "__code__", None), judge(grown, budget))
     checks = [{**result.to_dict(), "where": _blamed_line(result, rootdir)} for result in verdict.results]
     return {
         "nodeid": item.nodeid,

@@ -22,6 +22,7 @@ def test_public_api_is_exactly_all() -> None:
         "profile",
         "record",
         "step",
+        "timed_iter",
     ]
     for name in memgauge.__all__:
         assert getattr(memgauge, name) is not None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,6 +63,9 @@ def test_a_child_killed_under_the_proven_limit_turns_the_pass_into_a_fail(tmp_pa
     (rss,) = verdict["results"]
     assert rss["status"] == "fail" and rss["measured"] < 150 << 20
     assert "OOM-killed" in rss["note"] and "cold" in rss["note"]
+    # a run OOM-killed at the limit hit it: never "limit hit 0 times"
+    hits = re.search(r"limit hit (\d+) times", rss["note"])
+    assert hits is not None and int(hits.group(1)) >= 1, rss["note"]
 
 
 def test_a_pass_that_survives_the_proof_stays_a_pass(tmp_path: Path) -> None:
@@ -76,3 +80,26 @@ def test_a_pass_that_survives_the_proof_stays_a_pass(tmp_path: Path) -> None:
 def test_prove_needs_a_whole_run_rss_limit(tmp_path: Path) -> None:
     r, _ = check("wall=10s", PROGRAMS / "fit_anon.py", tmp_path)
     assert r.returncode == 64 and "--prove needs a whole-run rss limit" in r.stderr
+
+
+@pytest.mark.parametrize("child", [False, True], ids=["process", "child-process"])
+def test_the_proof_counts_the_hits_of_a_run_killed_at_its_limit(tmp_path: Path, child: bool) -> None:
+    """150 MiB written (by the program, or by a child it starts) under a 100 MiB hard limit:
+    OOM-killed, so the limit was hit (the kernel reclaims, then kills, only there); under 400 MiB
+    and unlimited it never was."""
+    from memgauge.runner import Target, prove_limit
+
+    if child:
+        program = tmp_path / "parent.py"
+        program.write_text(
+            "import subprocess, sys\n"
+            f"sys.exit(subprocess.run([sys.executable, {str(PROGRAMS / 'fit_anon.py')!r}]).returncode)\n"
+        )
+    else:
+        program = PROGRAMS / "fit_anon.py"
+    base, killed = prove_limit(Target("script", str(program)), 100 << 20, cold=False, roots=[])
+    assert base.survived and base.oom_kills == 0 and base.limit_hits == 0, base
+    assert not killed.survived and killed.oom_kills >= 1, killed
+    assert killed.limit_hits >= 1, killed
+    _, roomy = prove_limit(Target("script", str(program)), 400 << 20, cold=False, roots=[])
+    assert roomy.survived and roomy.limit_hits == 0, roomy

@@ -163,7 +163,7 @@ def test_an_option_with_a_variable_number_of_values_cannot_precede_a_program() -
 def test_every_command_is_listed_once_in_the_top_level_help(capsys: pytest.CaptureFixture[str]) -> None:
     names = [c.name for c in COMMANDS]
     service = ["serve", "submit", "policy", "token"]
-    assert names == ["run", "view", "compare", "check", "fit-limit", "sweep", *service]
+    assert names == ["run", "view", "compare", "check", "fit-limit", "fit", "sweep", *service]
     assert main(["--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     for command in COMMANDS:

@@ -42,7 +42,6 @@ def test_a_request_loop_that_keeps_1_mib_per_request_is_flagged(tmp_path: Path) 
     assert sum(held.values()) >= 100 << 20, held  # ~190 requests of 1 MiB in 2 s, all kept
 
 
-@pytest.mark.xfail(reason="sampling credits the growth to the sleep after the allocation (issue 16)")
 def test_the_leak_is_named_on_the_line_that_allocates(tmp_path: Path) -> None:
     program = PROGRAMS / "leak_loop.py"
     r = run_memgauge([str(program)], tmp_path)

@@ -119,7 +119,9 @@ def _shares(profile: dict[str, Any], function: str) -> tuple[float, float, float
     rows = [s for s in profile["lines"] if s["function"] == function]
     py = sum(s["cpu_python_seconds"] for s in rows)
     nat = sum(s["cpu_native_seconds"] for s in rows)
-    wait = sum(s["wait_seconds"] for s in rows)
+    # the time without a CPU: waiting, and queued for one on a busy machine (CPU contention,
+    # which the truth's cpu / wall counts as not busy alike)
+    wait = sum(s["wait_seconds"] + s.get("contention_seconds", 0.0) for s in rows)
     total = py + nat + wait
     assert total > 0.5, rows
     return py / total, nat / total, wait / total

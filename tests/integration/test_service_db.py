@@ -228,7 +228,7 @@ def test_the_page_reads_a_stored_verdict_through_the_gate() -> None:
             "1.0 GiB",
             "—",
             "—",
-            "no GPU figure in this profile (memgauge does not measure GPU memory yet)",
+            "no GPU figure in this profile (no GPU used by the run)",
         ),
     ]
     # no verdict, or one that cannot be read: the page shows the rest of the submission

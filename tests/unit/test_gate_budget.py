@@ -168,7 +168,7 @@ def test_parse_budget_every_metric_and_a_phase() -> None:
     assert [limit.key for limit in b.limits] == ["rss", "gpu", "wall", "cpu", "fit.rss"]
     assert [limit.unit for limit in b.limits] == ["bytes", "bytes", "seconds", "seconds", "bytes"]
     assert b.policy is None
-    assert set(METRICS) == {"rss", "gpu", "wall", "cpu", "disk"}
+    assert set(METRICS) == {"rss", "gpu", "wall", "cpu", "disk", *KNOWN.split(", ")[5:]}
 
 
 def test_parse_budget_separators_commas_spaces_tabs_newlines() -> None:
@@ -226,17 +226,20 @@ def test_error_points_at_the_bad_token() -> None:
     assert e.start == 11
 
 
+KNOWN = "rss, gpu, wall, cpu, disk, steps_per_s, samples_per_s, tokens_per_s, mfu, data_wait"
+
+
 @pytest.mark.parametrize(
     ("spec", "reason", "token"),
     [
         ("rss512MiB", "missing '=' (a limit is metric=value, e.g. rss=512MiB)", "rss512MiB"),
         ("GiB", "a unit on its own (write a figure without spaces: rss=1.5GiB)", "GiB"),
         ("min", "a unit on its own (write a figure without spaces: rss=1.5GiB)", "min"),
-        ("=5", "missing metric before '=' (rss, gpu, wall, cpu, disk)", "=5"),
-        ("fit.=5", "missing metric before '=' (rss, gpu, wall, cpu, disk)", "fit.=5"),
+        ("=5", f"missing metric before '=' ({KNOWN})", "=5"),
+        ("fit.=5", f"missing metric before '=' ({KNOWN})", "fit.=5"),
         (".rss=5", "empty phase name before '.'", ".rss=5"),
-        ("mem=1GiB", "unknown metric 'mem' (known: rss, gpu, wall, cpu, disk)", "mem=1GiB"),
-        ("fit.Mem=1GiB", "unknown metric 'Mem' (known: rss, gpu, wall, cpu, disk)", "fit.Mem=1GiB"),
+        ("mem=1GiB", f"unknown metric 'mem' (known: {KNOWN})", "mem=1GiB"),
+        ("fit.Mem=1GiB", f"unknown metric 'Mem' (known: {KNOWN})", "fit.Mem=1GiB"),
         ("rss=", "empty value", "rss="),
         ("rss=0B", "zero limit (a limit must be above zero)", "rss=0B"),
         ("wall=0ms", "zero limit (a limit must be above zero)", "wall=0ms"),

@@ -98,7 +98,7 @@ def test_whole_run_figures() -> None:
     assert measure(p, "cpu") == (7.5, "")
     assert measure(p, "gpu") == (
         None,
-        "no GPU figure in this profile (memgauge does not measure GPU memory yet)",
+        "no GPU figure in this profile (no GPU used by the run)",
     )
     with pytest.raises(ValueError, match="unknown metric 'mem'"):
         measure(p, "mem")
@@ -127,7 +127,7 @@ def test_pass_fail_and_equal(spec: str, status: str, margin: float) -> None:
 def test_gpu_is_unmeasured_and_never_fails() -> None:
     v = judge(make(), parse_budget("gpu=1B fit.gpu=1B"))
     assert [(r.status, r.measured, r.margin) for r in v.results] == [("unmeasured", None, None)] * 2
-    assert v.results[0].note == "no GPU figure in this profile (memgauge does not measure GPU memory yet)"
+    assert v.results[0].note == "no GPU figure in this profile (no GPU used by the run)"
     assert v.ok
 
 
@@ -668,7 +668,7 @@ def test_verdict_text_table() -> None:
         "wall       1 min 0 s  12.30 s   +47.70 s  pass\n"
         "fit.rss    1.0 GiB    700 MiB   +324 MiB  pass\n"
         "gpu        2.0 GiB    —         —         unmeasured  "
-        "no GPU figure in this profile (memgauge does not measure GPU memory yet)\n"
+        "no GPU figure in this profile (no GPU used by the run)\n"
         "eval.wall  1.00 s     —         —         unmeasured  phase 'eval' did not run\n"
         "OVER BUDGET: 1 of 5 limits (2 not measured)\n"
     )
@@ -681,7 +681,7 @@ def test_verdict_text_narrow_moves_notes_and_cuts_lines() -> None:
     assert lines[2] == "    at phase 'fit' · pid 100 · train.py:42 in fit · 600 MiB…"
     assert lines[5:7] == [
         "gpu        2.0 GiB    —         —         unmeasured",
-        "    no GPU figure in this profile (memgauge does not measur…",
+        "    no GPU figure in this profile (no GPU used by the run)",
     ]
     assert lines[7] == "eval.wall  1.00 s     —         —         unmeasured"
     assert lines[8] == "    phase 'eval' did not run"

@@ -16,6 +16,7 @@ from typing import Any
 from memgauge.analysis._lines import short_path
 from memgauge.analysis._summary import PhaseTotal, exit_text, phase_totals
 from memgauge.analysis._torch import compare_torch_roles
+from memgauge.analysis._training_compare import TrainingComparison, compare_training
 from memgauge.model import UNBOUNDED_NOTE, Attribution, Profile
 
 
@@ -126,6 +127,8 @@ class Comparison:
     notes: tuple[str, ...] = ()
     # tensor bytes by role at each run's torch peak, then the total; empty when no run has torch
     torch: tuple[ComparisonRow, ...] = ()
+    # steady training figures and speed-ups (docs/training.md); None when no run has them
+    training: TrainingComparison | None = None
 
     @property
     def baseline(self) -> str:
@@ -150,6 +153,7 @@ class Comparison:
             "notes": list(self.notes),
             # only where a run has torch figures: other comparisons' JSON stays as it was
             **({"torch": [r.to_dict() for r in self.torch]} if self.torch else {}),
+            **({"training": self.training.to_dict()} if self.training is not None else {}),
         }
 
 
@@ -173,6 +177,7 @@ def compare(
         lines=_lines(profiles, cwd, max_lines),
         notes=_notes(profiles, names),
         torch=_torch(profiles),
+        training=compare_training(profiles, names),
     )
 
 

@@ -51,6 +51,11 @@ class LineRow:
     def wait_share(self) -> float:
         return self.stats.wait_seconds / self.total_seconds if self.total_seconds else 0.0
 
+    @property
+    def contention_share(self) -> float:
+        """Runnable but queued for a CPU (a busy machine), not waiting for I/O."""
+        return self.stats.contention_seconds / self.total_seconds if self.total_seconds else 0.0
+
 
 def _stdlib_index(parts: list[str]) -> int | None:
     """Index of ``pythonX.Y`` in ``.../lib/pythonX.Y/...`` (an interpreter's standard library: any
@@ -67,7 +72,14 @@ def _is_library_path(file: str) -> bool:
 
 
 def _total(s: LineStats) -> float:
-    return s.cpu_python_seconds + s.cpu_native_seconds + s.wait_seconds
+    return s.cpu_python_seconds + s.cpu_native_seconds + s.wait_seconds + s.contention_seconds
+
+
+def contention_share(profile: Profile) -> float:
+    """The share of all sampled time that threads spent runnable but queued for a CPU: a busy
+    machine's, not the program's waiting (``/proc/PID/task/TID/schedstat`` run delay)."""
+    everything = sum(_total(s) for s in profile.lines)
+    return sum(s.contention_seconds for s in profile.lines) / everything if everything else 0.0
 
 
 def top_lines(profile: Profile, n: int = 10, *, by: str = "time", user_only: bool = False) -> list[LineRow]:

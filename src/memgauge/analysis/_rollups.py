@@ -20,6 +20,7 @@ class Rollup:
     resident_growth_bytes: int
     peak_bytes: int
     lines: int
+    contention_seconds: float = 0.0  # runnable, queued for a CPU: not in wait_seconds
 
     @property
     def cpu_seconds(self) -> float:
@@ -27,7 +28,7 @@ class Rollup:
 
     @property
     def total_seconds(self) -> float:
-        return self.cpu_seconds + self.wait_seconds
+        return self.cpu_seconds + self.wait_seconds + self.contention_seconds
 
 
 def rollup(profile: Profile, by: str = "function") -> list[Rollup]:
@@ -39,7 +40,8 @@ def rollup(profile: Profile, by: str = "function") -> list[Rollup]:
     places: dict[tuple[str, str], set[tuple[int, int]]] = {}
     for s in profile.lines:
         key = (s.file, s.function if by == "function" else "")
-        acc = sums.setdefault(key, [0.0, 0.0, 0.0, 0.0, 0.0])
+        acc = sums.setdefault(key, [0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+        acc[5] += s.contention_seconds
         acc[0] += s.cpu_python_seconds
         acc[1] += s.cpu_native_seconds
         acc[2] += s.wait_seconds
@@ -47,7 +49,7 @@ def rollup(profile: Profile, by: str = "function") -> list[Rollup]:
         places.setdefault(key, set()).add((s.pid, s.line))
     for a in profile.peak.attribution:
         key = (a.file, a.function if by == "function" else "")
-        sums.setdefault(key, [0.0, 0.0, 0.0, 0.0, 0.0])[4] += a.bytes
+        sums.setdefault(key, [0.0, 0.0, 0.0, 0.0, 0.0, 0.0])[4] += a.bytes
         places.setdefault(key, set()).add((a.pid, a.line))
     rows = [
         Rollup(
@@ -59,6 +61,7 @@ def rollup(profile: Profile, by: str = "function") -> list[Rollup]:
             resident_growth_bytes=int(acc[3]),
             peak_bytes=int(acc[4]),
             lines=len({line for _, line in places[(file, function)]}),
+            contention_seconds=acc[5],
         )
         for (file, function), acc in sums.items()
     ]

@@ -17,6 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memgauge.capture._alloc import ENV_ALLOC
     from memgauge.capture._alloc_read import read_allocations
+    from memgauge.capture._bytecode import stalled_line
     from memgauge.capture._events import (
         AUTOSTART_DIR,
         BOOTSTRAP_FAILED,
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
     )
     from memgauge.capture._events_read import read_events
     from memgauge.capture._frames import is_library, is_own
+    from memgauge.capture._gpu import ENV_FAKE_CUDA, GpuLog, ScriptedCudaSource, TorchCudaSource
+    from memgauge.capture._gpu_cap import ENV_GPU_CAP, install_cap
+    from memgauge.capture._gpu_read import read_gpu_records
+    from memgauge.capture._knobs import ENV_KNOBS
+    from memgauge.capture._knobs_read import knobs_request, read_knobs
     from memgauge.capture._lines_read import LineData, RetainedSeries, read_lines, source_line
     from memgauge.capture._phases import (
         ClosedPhase,
@@ -51,7 +57,9 @@ if TYPE_CHECKING:
     from memgauge.capture._program import program_environment
     from memgauge.capture._protocols import MemorySource
     from memgauge.capture._record import listen_metrics, metrics_from_events, record, unlisten_metrics
-    from memgauge.capture._sampler import BEFORE_KEY, Sampler
+    from memgauge.capture._remedies_env import ENV_PREDICT, ENV_REMEDY, ENV_REMEDY_REPORT, HOOKED_REMEDIES
+    from memgauge.capture._sample_keys import BEFORE_KEY
+    from memgauge.capture._sampler import Sampler
     from memgauge.capture._sampling import active_sampler, start_sampler
     from memgauge.capture._torch import (
         ENV_TORCH,
@@ -59,10 +67,11 @@ if TYPE_CHECKING:
         active_torch_tracker,
         live_tensors,
         start_tracking,
-        step,
         stop_tracking,
     )
     from memgauge.capture._torch_read import read_torch, torch_memory
+    from memgauge.capture._training import step, timed_iter
+    from memgauge.capture._training_read import LoopRecord, read_training
     from memgauge.capture._wire import (
         EV_ERROR,
         EV_EXIT,
@@ -78,13 +87,17 @@ _NAMES = {
     "active_sampler": "_sampling",
     "active_tracker": "_phases",
     "AUTOSTART_DIR": "_events",
-    "BEFORE_KEY": "_sampler",
+    "BEFORE_KEY": "_sample_keys",
+    "stalled_line": "_bytecode",
     "BOOTSTRAP_FAILED": "_events",
     "BOOTSTRAP_MODULE": "_events",
     "ClosedPhase": "_phases",
     "ENV_ALLOC": "_alloc",
     "ENV_EVENTS_DIR": "_events",
     "ENV_LINES": "_events",
+    "ENV_KNOBS": "_knobs",
+    "knobs_request": "_knobs_read",
+    "read_knobs": "_knobs_read",
     "EV_ERROR": "_wire",
     "EV_EXIT": "_wire",
     "EV_HWM_RESET": "_wire",
@@ -92,11 +105,25 @@ _NAMES = {
     "EV_PHASE_END": "_wire",
     "EV_PHASE_START": "_wire",
     "ENV_TORCH": "_torch",
+    "ENV_PREDICT": "_remedies_env",
+    "ENV_REMEDY": "_remedies_env",
+    "ENV_REMEDY_REPORT": "_remedies_env",
+    "HOOKED_REMEDIES": "_remedies_env",
+    "ENV_FAKE_CUDA": "_gpu",
+    "GpuLog": "_gpu",
+    "ENV_GPU_CAP": "_gpu_cap",
+    "install_cap": "_gpu_cap",
+    "ScriptedCudaSource": "_gpu",
+    "TorchCudaSource": "_gpu",
+    "read_gpu_records": "_gpu_read",
     "TORCH_MODES": "_torch",
     "active_torch_tracker": "_torch",
     "live_tensors": "_torch",
     "start_tracking": "_torch",
-    "step": "_torch",
+    "step": "_training",
+    "timed_iter": "_training",
+    "LoopRecord": "_training_read",
+    "read_training": "_training_read",
     "stop_tracking": "_torch",
     "read_torch": "_torch_read",
     "torch_memory": "_torch_read",
@@ -141,7 +168,13 @@ __all__ = [
     "BOOTSTRAP_MODULE",
     "ENV_ALLOC",
     "ENV_EVENTS_DIR",
+    "ENV_FAKE_CUDA",
+    "ENV_GPU_CAP",
+    "ENV_KNOBS",
     "ENV_LINES",
+    "ENV_PREDICT",
+    "ENV_REMEDY",
+    "ENV_REMEDY_REPORT",
     "ENV_TORCH",
     "EV_ERROR",
     "EV_EXIT",
@@ -149,12 +182,15 @@ __all__ = [
     "EV_METRIC",
     "EV_PHASE_END",
     "EV_PHASE_START",
+    "HOOKED_REMEDIES",
     "MODULE_NOT_FOUND",
     "PAGE_SIZE",
     "TORCH_MODES",
     "WIRE_VERSION",
     "ClosedPhase",
+    "GpuLog",
     "LineData",
+    "LoopRecord",
     "MemorySource",
     "OpenFiles",
     "OpenPhase",
@@ -162,12 +198,16 @@ __all__ = [
     "ProcSelfSource",
     "RetainedSeries",
     "Sampler",
+    "ScriptedCudaSource",
+    "TorchCudaSource",
     "active_sampler",
     "active_torch_tracker",
     "active_tracker",
+    "install_cap",
     "is_library",
     "is_own",
     "kill_until_gone",
+    "knobs_request",
     "listen_metrics",
     "live_tensors",
     "metrics_from_events",
@@ -180,17 +220,22 @@ __all__ = [
     "read_children",
     "read_cmdline",
     "read_events",
+    "read_gpu_records",
+    "read_knobs",
     "read_lines",
     "read_stat",
     "read_torch",
+    "read_training",
     "record",
     "scan_ppids",
     "set_tracker",
     "source_line",
+    "stalled_line",
     "start_sampler",
     "start_tracking",
     "step",
     "stop_tracking",
+    "timed_iter",
     "torch_memory",
     "unlisten_metrics",
 ]

@@ -9,6 +9,10 @@ other C operations; calls of builtins that are always quick (``len``, ``isinstan
 call that follows a long operation on the next line can therefore be blamed for it when the
 operation is not a sequence repetition: a known limit of sampling without an allocator hook.
 Used only after such a stall, so ``dis`` is imported only then.
+
+The same reading of the bytecode names the line that grew a process while a thread ran and then
+blocked (``blocked_line``): sampling finds a request loop on its ``time.sleep`` line, after the
+line that allocated. ``dis`` is imported the first time such growth is seen.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import CodeType
+
+    Key = tuple[str, int, str]
 
 # instructions that always check for a GIL drop request (3.10 to 3.13). Calls check too, but not
 # every specialised form (3.11's len() does not), so they do not bound the search.
@@ -93,3 +99,79 @@ def stalled_line(code: CodeType, lasti: int) -> int | None:
         return None
     best = max(span, key=lambda ins: (ins[3], ins[0]))
     return best[2] if best[3] > 0 else span[-1][2]
+
+
+# what builds a new object: calls (but the quick builtins), operators, subscripts (slices copy),
+# literals. A store (``cache[key] = value``, ``obj.attr = value``) keeps what another line built.
+_BUILDS = frozenset({"BINARY_OP", "BINARY_MULTIPLY", "INPLACE_MULTIPLY", "BINARY_SUBSCR", "LIST_EXTEND"})
+
+
+def _allocates(opname: str, rank: int) -> bool:
+    return (rank > 0 and (opname in _CALLS or opname in _BUILDS)) or opname.startswith("BUILD_")
+
+
+_blocked: dict[tuple[CodeType, int], int | None] = {}
+
+
+def blocked_line(code: CodeType, lasti: int) -> int | None:
+    """The line that most likely made what grew while a thread ran, when it was then found blocked
+    (sleeping, waiting) in a call at ``lasti`` of ``code``: of the lines before the blocking one
+    that build something, the one whose operation is likeliest to build much (a sequence
+    repetition, ``b"x" * n``, over a call), the nearest of equals; the blocking line itself when
+    it builds what it passes; None when no line before it in the function builds anything.
+
+    The thread spent its CPU time, and touched its new pages, before it blocked: a request loop
+    ``keep.append(bytearray(n)); time.sleep(...)`` is seen on the sleep line almost every sample.
+    Lines are taken in code order, not execution order: a blocking call first in a ``for`` loop's
+    body, or first in a function, keeps the growth itself (issue 16)."""
+    # once per blocking instruction: a loop that sleeps is seen at the same one every sample
+    key = (code, lasti)
+    if key in _blocked:
+        return _blocked[key]
+    try:
+        instructions = _instructions(code)
+    except Exception:
+        return None
+    _blocked[key] = found = _line_before(instructions, lasti)
+    return found
+
+
+def _line_before(instructions: list[tuple[int, str, int, int]], lasti: int) -> int | None:
+    # the instruction running (the blocking call) is the last at or before ``lasti``, which may
+    # point into the call's inline cache
+    ran = [ins for ins in instructions if ins[0] <= lasti]
+    if not ran:
+        return None
+    current = ran[-1][2]
+    # (rank, line): the likeliest to build much (sequence repetition first, as for a stall), the
+    # nearest of equals
+    found: tuple[int, int] | None = None
+    for _, opname, line, rank in ran[:-1]:
+        if opname in ("RESUME", "FOR_ITER"):
+            # a function's start, or a loop's head: the body before it did not run last
+            found = None
+            continue
+        # on the blocking line itself, anything but the blocking call's own set-up: what it
+        # builds for the call (``queue.put(bytearray(n))``) is the blocking line's
+        builds = _allocates(opname, rank) and (line != current or opname != "PRECALL")
+        if builds and (found is None or max(rank, 1) >= found[0]):
+            found = (max(rank, 1), line)
+    return None if found is None else found[1]
+
+
+def stalled_keys(keys: list[Key], position: tuple[CodeType, int]) -> None:
+    """Charge a long GIL-holding operation to its own line: ``keys[0]`` becomes that line."""
+    line = stalled_line(*position)
+    if line is not None:
+        keys[0] = (keys[0][0], line, keys[0][2])
+
+
+def blocked_keys(keys: list[Key], blocked: tuple[CodeType, int] | None) -> list[Key]:
+    """The keys to credit with what grew while a thread ran that is now blocked at ``blocked``
+    (None: it is not): the line before the block that built something (``blocked_line``)."""
+    if blocked is None:
+        return keys
+    line = blocked_line(*blocked)
+    if line is None or line == keys[0][1]:
+        return keys
+    return [(keys[0][0], line, keys[0][2]), *keys[1:]]

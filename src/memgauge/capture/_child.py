@@ -16,12 +16,12 @@ import sys
 import time
 import types
 
-from memgauge.capture import _phases, _procfs
+from memgauge.capture import _knobs, _phases, _procfs
 from memgauge.capture._events import BOOTSTRAP_FAILED, ENV_EVENTS_DIR, EventWriter
 from memgauge.capture._program import program_environment
 from memgauge.capture._wire import EV_ERROR, EV_EXIT, MODULE_NOT_FOUND
 
-_OWN_FILES = frozenset({__file__, runpy.__file__ or "", "<frozen runpy>"})
+_OWN_FILES = frozenset({__file__, _knobs.__file__, runpy.__file__ or "", "<frozen runpy>"})
 
 
 def _report_exit(writer: EventWriter) -> None:
@@ -90,6 +90,11 @@ def main(argv: list[str]) -> None:
             sys.path.pop(0)  # runpy puts the directory or zip file itself first, as python does
         else:
             sys.path[0] = os.path.dirname(path)
+            # a swept module-level constant: the script compiled with the asked value in its place
+            ran = _knobs.run_script(path)
+            if ran is not None:
+                _main_globals.append(ran)
+                return
         _main_globals.append(runpy.run_path(path, run_name="__main__"))
 
 

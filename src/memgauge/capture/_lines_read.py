@@ -18,6 +18,7 @@ from typing import Any
 
 from memgauge.capture._wire import (
     CHILD_ROW,
+    CONTENTION_ROW,
     IMPORT_ROW,
     KEY_ROW,
     LINE_ROW,
@@ -110,7 +111,9 @@ def read_lines(
         out.started_by.update(part.started_by)
         out.held.extend(part.held)
     out.held.sort(key=lambda h: -h.bytes)
-    out.lines.sort(key=lambda s: -(s.cpu_python_seconds + s.cpu_native_seconds + s.wait_seconds))
+    out.lines.sort(
+        key=lambda s: -(s.cpu_python_seconds + s.cpu_native_seconds + s.wait_seconds + s.contention_seconds)
+    )
     out.attribution.sort(key=lambda a: -a.bytes)
     out.imports.sort(key=lambda r: (r.start_seconds, r.pid))
     for stats in out.lines[:SOURCE_LINES]:
@@ -159,6 +162,7 @@ def _decode(data: dict[str, Any], t0: float, out: LineData) -> None:
     ]
     stacks: dict[int, list[Key]] = {int(sid): [keys[i] for i in ks] for sid, ks in data["stacks"].items()}
 
+    queued = {int(r["key"]): float(r["seconds"]) for r in _rows(CONTENTION_ROW, data.get("contention", []))}
     lines = [
         LineStats(
             pid=pid,
@@ -168,12 +172,15 @@ def _decode(data: dict[str, Any], t0: float, out: LineData) -> None:
             cpu_python_seconds=round(row["cpu_python_seconds"], 6),
             cpu_native_seconds=round(row["cpu_native_seconds"], 6),
             wait_seconds=round(row["wait_seconds"], 6),
+            contention_seconds=round(queued.get(int(row["key"]), 0.0), 6),
             resident_growth_bytes=int(row["resident_growth_bytes"]),
             samples=int(row["samples"]),
         )
         for row in _rows(LINE_ROW, data["lines"])
     ]
-    lines.sort(key=lambda s: -(s.cpu_python_seconds + s.cpu_native_seconds + s.wait_seconds))
+    lines.sort(
+        key=lambda s: -(s.cpu_python_seconds + s.cpu_native_seconds + s.wait_seconds + s.contention_seconds)
+    )
     kept = lines[:TOP_LINES]
     big = [s for s in lines[TOP_LINES:] if abs(s.resident_growth_bytes) >= 1 << 20]
     out.lines.extend(kept + big)

@@ -13,7 +13,7 @@ import os
 from _json import encode_basestring_ascii as _encode_str
 
 from memgauge.capture._spawns import started
-from memgauge.capture._wire import LINES, VERSION, WIRE_VERSION, file_name
+from memgauge.capture._wire import LINE_STATS, LINES, VERSION, WIRE_VERSION, file_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +39,13 @@ def lines_record(sampler: Sampler) -> dict[str, Any]:
         return i
 
     ledger = sampler.ledger
-    lines = [[index(k), *v] for k, v in sampler.lines.items()]
+    width = len(LINE_STATS)
+    lines = [[index(k), *v[:width]] for k, v in sampler.lines.items()]
+    # an addition to version 2 (``_wire.CONTENTION_ROW``): older readers ignore it. A row without
+    # it (built by a test) has none
+    contention = [
+        [index(k), round(v[width], 6)] for k, v in sampler.lines.items() if len(v) > width and v[width] > 0
+    ]
     stacks_used: dict[int, list[int]] = {}
     for sid in list(sampler.peak_retained) + list(ledger.retained):
         if sid not in stacks_used:
@@ -70,6 +76,7 @@ def lines_record(sampler: Sampler) -> dict[str, Any]:
         "series": series,
         "imports": sampler.imports,
         "children": children,
+        "contention": contention,
     }
 
 

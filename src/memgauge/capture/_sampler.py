@@ -8,7 +8,8 @@ Between two samples:
 * each thread's CPU time goes to the line it is on, as *native* when the thread can run without the
   GIL (it is on a CPU while the sampler holds the GIL: C code that released it: numpy, BLAS, torch)
   or when the GIL came back only long after it was asked for (C code that kept it), else as
-  *Python*; the rest of the interval is *waiting* (I/O, sleep, locks, the GIL);
+  *Python*; of the rest of the interval, the time it was runnable but queued for a CPU (its
+  schedstat run delay) is *contention*, what is left *waiting* (I/O, sleep, locks, the GIL);
 * CPU time of threads without Python frames (BLAS and OpenMP pools) is native time of the lines
   running native code meanwhile, else of the pseudo-line ``<native>``;
 * the change of resident memory goes to the lines of the threads that ran, in proportion to their
@@ -32,10 +33,13 @@ import sys
 import threading
 import time
 
+from memgauge.capture._bytecode import blocked_keys, stalled_keys
 from memgauge.capture._frames import LIBRARY, USER, StackReader
 from memgauge.capture._ledger import Ledger
 from memgauge.capture._lines_write import lines_record, write_lines
 from memgauge.capture._procfs import OwnThreads, parse_high_water, thread_cpu_clock
+from memgauge.capture._sample_keys import INHERITED_KEY, NATIVE_THREADS_KEY, OWN_KEY, STARTUP_KEY, UNKNOWN_KEY
+from memgauge.capture._sched import RunDelays, off_cpu_in_syscall, run_delay
 from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON, GROWTH, LINE_STATS, SAMPLES, WAIT
 
 TYPE_CHECKING = False
@@ -45,6 +49,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     Key = tuple[str, int, str]
+    # a Python thread in a sample: its keys, its CPU ns, whether native, where it is blocked
+    # (code, instruction) when it ran and then blocked (its growth was made before the block), and
+    # the ns it spent runnable without a CPU
+    Seen = tuple[list[Key], float, bool, "tuple[CodeType, int] | None", float]
 
 INTERVAL = 0.01
 # the aggregate is written at most every FLUSH_SECONDS, and at most 2% of the time (a process
@@ -57,18 +65,9 @@ FLUSH_SHARE = 0.02
 # Each such write raises the written peak by a factor, so their number stays logarithmic.
 PEAK_RISE = 1.25
 PEAK_PASSED = 1.05
-STARTUP_KEY: Key = ("<startup>", 0, "interpreter start-up")
-INHERITED_KEY: Key = ("<inherited>", 0, "memory of the parent at fork")
-UNKNOWN_KEY: Key = ("<unknown>", 0, "no Python frame")
-OWN_KEY: Key = ("<memgauge>", 0, "memgauge's own code")
-# the baseline of a sampler started inside a running program (``memgauge.profile(lines=True)``):
-# what the process held when the block began, which no line of the block made
-BEFORE_KEY: Key = ("<before>", 0, "resident before the block")
-# CPU time of threads without Python frames while no Python thread ran native code (a BLAS pool
-# spinning after its call returned): charged to no line, so every line's time adds up to its wall
-NATIVE_THREADS_KEY: Key = ("<native>", 0, "threads without Python frames")
-
 _PAGE = os.sysconf("SC_PAGE_SIZE")
+CONTENTION = len(LINE_STATS)  # a line's time runnable without a CPU, after its LINE_STATS
+STATS = CONTENTION + 1
 
 
 class Sampler:
@@ -90,10 +89,12 @@ class Sampler:
         self.clock = clock
         self.pid = os.getpid()
         self.frames = StackReader(lib)
-        # key -> the statistics of _wire.LINE_STATS: CPU_PYTHON, CPU_NATIVE, WAIT, GROWTH, SAMPLES
+        # key -> the statistics of _wire.LINE_STATS (CPU_PYTHON, CPU_NATIVE, WAIT, GROWTH, SAMPLES),
+        # then CONTENTION (the lines record's optional "contention")
         self.lines: dict[Key, list[float]] = {}
         self.ledger = Ledger()
         self.threads = OwnThreads()
+        self.delays = RunDelays()
         self.statm = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
         self.status = -1
         self.t_start = clock()
@@ -166,9 +167,8 @@ class Sampler:
         switch = sys.getswitchinterval()  # the program may change it
         gil_free = lateness < switch / 2
         held_long = lateness > 2 * switch + 0.005
-        # (keys, cpu_ns, native) per Python thread, the main thread first: it gets what belongs
-        # to no thread
-        seen: list[tuple[list[Key], float, bool]] = []
+        # one Seen per Python thread, the main thread first: it gets what belongs to no thread
+        seen: list[Seen] = []
         stall: list[Key] | None = None
         python_cpu = 0.0
         alive: set[int] = set()
@@ -186,6 +186,8 @@ class Sampler:
                 tid = getattr(thread, "native_id", None) if thread is not None else None
             cpu = 0.0
             native = False
+            blocked = None
+            queued = 0.0
             if tid is not None:
                 alive.add(tid)
                 state = self.threads.state(tid)
@@ -195,6 +197,7 @@ class Sampler:
                     now_ns = state.cpu_ns
                 cpu = float(min(max(now_ns - state.cpu_ns, 0), wall_ns))
                 state.cpu_ns = now_ns
+                queued = float(min(self.delays.delta(tid), wall_ns - cpu))
                 if cpu > 0 and main_keys is not None and self.frames.kind(keys[0][0]) == LIBRARY:
                     keys, position = list(main_keys), None
                 if cpu > 0:
@@ -203,49 +206,48 @@ class Sampler:
                     stalled = held_long and cpu > wall_ns / 4
                     # with the GIL free, a thread that is not on a CPU now (sleeping, reading)
                     # spent its CPU time before it blocked: in Python, most likely
-                    native = stalled or (gil_free and self.threads.running(state, tid))
+                    running = gil_free and self.threads.running(state, tid)
+                    native = stalled or running
+                    # blocked in a call now: its growth was made before (``_bytecode.blocked_line``)
+                    if not running and (gil_free or (not stalled and off_cpu_in_syscall(tid))):
+                        blocked = position
                     if stalled:
                         if position is not None:
-                            self._recover_stalled(position, keys)
+                            stalled_keys(keys, position)
                         stall = keys
             if ident == self.main_ident:
-                seen.insert(0, (keys, cpu, native))
+                seen.insert(0, (keys, cpu, native, blocked, queued))
             else:
-                seen.append((keys, cpu, native))
+                seen.append((keys, cpu, native, blocked, queued))
         self.threads.keep(alive)
+        self.delays.keep(alive)
         if not seen:
             self._memory(t, rss, [])
             return
         # CPU of threads without Python frames (BLAS, OpenMP): native time of the lines that run
         # native code now, else of no line
         unowned = max(0.0, spent - python_cpu)
-        native_cpu = sum(c for _, c, n in seen if n)
-        for keys, cpu, native in seen:
+        native_cpu = sum(c for _, c, n, _, _ in seen if n)
+        for keys, cpu, native, _, queued in seen:
             stats = self.lines.get(keys[0])
             if stats is None:
-                stats = self.lines[keys[0]] = [0.0] * len(LINE_STATS)
+                stats = self.lines[keys[0]] = [0.0] * STATS
             if native:
                 stats[CPU_NATIVE] += (cpu + (unowned * cpu / native_cpu if native_cpu else 0.0)) / 1e9
             else:
                 stats[CPU_PYTHON] += cpu / 1e9
-            stats[WAIT] += max(0.0, wall_ns - cpu) / 1e9
+            # the time without a CPU: queued for one (contention), else waiting (I/O, sleep, locks)
+            stats[WAIT] += max(0.0, wall_ns - cpu - queued) / 1e9
+            stats[CONTENTION] += queued / 1e9
             stats[SAMPLES] += 1
         if unowned > 0 and not native_cpu:
             stats = self.lines.get(NATIVE_THREADS_KEY)
             if stats is None:
-                stats = self.lines[NATIVE_THREADS_KEY] = [0.0] * len(LINE_STATS)
+                stats = self.lines[NATIVE_THREADS_KEY] = [0.0] * STATS
             stats[CPU_NATIVE] += unowned / 1e9
         if stall is not None:
             self._stalled_peak(t, stall)
         self._memory(t, rss, seen)
-
-    def _recover_stalled(self, position: tuple[CodeType, int], keys: list[Key]) -> None:
-        """Charge a long GIL-holding operation to its own line (see ``_bytecode``)."""
-        from memgauge.capture._bytecode import stalled_line
-
-        line = stalled_line(*position)
-        if line is not None:
-            keys[0] = (keys[0][0], line, keys[0][2])
 
     def _stalled_peak(self, t: float, keys: list[Key]) -> None:
         """A thread kept the GIL through a long C operation: the process may have peaked and
@@ -263,13 +265,13 @@ class Sampler:
             snapshot[sid] = snapshot.get(sid, 0) + hwm - self.rss
             self.max_rss, self.peak_t, self.peak_retained = hwm, t, snapshot
 
-    def _memory(self, t: float, rss: int, seen: list[tuple[list[Key], float, bool]]) -> None:
+    def _memory(self, t: float, rss: int, seen: list[Seen]) -> None:
         delta = rss - self.rss
         self.rss = rss
         if delta == 0 or not rss:
             return
-        weights = [(keys, cpu) for keys, cpu, _ in seen if cpu > 0] or [
-            (keys, 1.0) for keys, _, _ in seen[:1]
+        weights = [(keys, cpu) for keys, cpu, _, _, _ in seen if cpu > 0] or [
+            (keys, 1.0) for keys, _, _, _, _ in seen[:1]
         ]
         total = sum(w for _, w in weights)
         if delta > 0:
@@ -280,9 +282,10 @@ class Sampler:
                 else:
                     sid = self.ledger.stack_id((OWN_KEY if self.frames.own_running else UNKNOWN_KEY,))
                 self.ledger.credit(sid, delta, t)
-            for keys, w in weights:
+            grown = [(blocked_keys(k, b), c) for k, c, _, b, _ in seen if c > 0] or weights
+            for keys, w in grown:
                 share = round(delta * w / total)
-                self.lines[keys[0]][GROWTH] += share
+                self.lines.setdefault(keys[0], [0.0] * STATS)[GROWTH] += share
                 self.ledger.credit(self.ledger.stack_id(tuple(reversed(keys))), share, t)
             if rss > self.max_rss:
                 self.max_rss = rss
@@ -335,7 +338,7 @@ class Sampler:
         except OSError:
             delay_fd = -1
         try:
-            delay = self._run_delay(delay_fd)
+            delay = run_delay(delay_fd)
             while not self.stopped:
                 before = clock()
                 self.wake.acquire(timeout=interval)  # time.sleep(interval) that stop() can end
@@ -343,7 +346,7 @@ class Sampler:
                     break
                 lateness = clock() - before - interval
                 if delay_fd >= 0:
-                    now = self._run_delay(delay_fd)
+                    now = run_delay(delay_fd)
                     lateness -= (now - delay) / 1e9
                     delay = now
                 self.sample(lateness)
@@ -354,13 +357,6 @@ class Sampler:
             # must not leave a descriptor behind each time
             if delay_fd >= 0:
                 os.close(delay_fd)
-
-    @staticmethod
-    def _run_delay(fd: int) -> int:
-        try:
-            return int(os.pread(fd, 128, 0).split()[1])
-        except (OSError, ValueError, IndexError):
-            return 0
 
     def stop(self) -> None:
         """Final sample and write, from the exiting thread, once the sampler thread is done: a
@@ -392,6 +388,7 @@ class Sampler:
         fds = [self.statm, self.status]
         self.statm = self.status = -1
         self.threads.close()
+        self.delays.close()
         for fd in fds:
             if fd >= 0:
                 try:  # noqa: SIM105 - no contextlib in the measured process (see the module's doc)

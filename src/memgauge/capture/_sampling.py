@@ -11,7 +11,8 @@ import os
 
 from memgauge.capture._events import ENV_EVENTS_DIR, ENV_LINES
 from memgauge.capture._frames import forked_to_exec
-from memgauge.capture._sampler import INHERITED_KEY, STARTUP_KEY, Sampler
+from memgauge.capture._sample_keys import INHERITED_KEY, STARTUP_KEY
+from memgauge.capture._sampler import Sampler
 from memgauge.capture._spawns import after_fork_in_child, wrap_process_starts
 
 TYPE_CHECKING = False

@@ -19,6 +19,10 @@ def start_all() -> None:
     if not directory or _started_in >= 0:
         return
     _started_in = os.getpid()
+    from memgauge.capture import _knobs
+
+    # first: the program may read a swept variable as soon as it starts
+    _knobs.start(directory)
     from memgauge.capture._alloc import ENV_ALLOC
 
     if os.environ.get(ENV_ALLOC) == "1":

@@ -65,6 +65,11 @@ def live_tensors() -> list[dict[str, Any]]:
         tracker = start_tracking("summary", "")
     if tracker is None or tracker.hooks is None:
         return []
+    import gc
+
+    # storages in unreachable cycles (a model dropped with its hooks) are garbage, not live: collect
+    # them first, or their weak references' callbacks have not yet taken them off the table
+    gc.collect()
     rows: list[dict[str, Any]] = tracker.hooks.snapshot()
     return rows
 
@@ -102,6 +107,19 @@ class _TorchFinder:
 
     def started(self, module: ModuleType) -> None:
         start_tracking(self.mode, self.directory)
+        from memgauge.capture._remedies_env import ENV_PREDICT, ENV_REMEDY
+
+        if os.environ.get(ENV_REMEDY) or os.environ.get(ENV_PREDICT):
+            _start_what_if()
+
+
+def _start_what_if() -> None:
+    """``memgauge fit``'s runs: remedies hooked on the model, or a prediction under fake tensors;
+    after the tracker, so that their hooks run after its own."""
+    from memgauge.capture import _predict, _remedies
+
+    _remedies.apply_from_env()
+    _predict.start_from_env(active_torch_tracker)
 
 
 def _remove_finder(finder: object) -> None:

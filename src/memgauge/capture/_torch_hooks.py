@@ -29,6 +29,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from memgauge.capture._gpu_cap import install_cap
 from memgauge.capture._torch_track import (
     ACTIVATIONS,
     GRADIENTS,
@@ -160,8 +161,11 @@ class Hooks:
                 self.scan(module)
             if self.tracker.phase not in ("forward", "backward"):
                 self.tracker.enter("forward")
+            # not in backward: a forward run there is a checkpoint's recomputation, whose own
+            # saved-tensor hooks must stay on top (ours would hide what it saves, and it fails)
             push = (
                 torch.is_grad_enabled()
+                and self.tracker.phase != "backward"
                 and torch._C._autograd._saved_tensors_hooks_get_disabled_error_message() is None
             )
             if push:
@@ -336,4 +340,9 @@ def connect(mode: str, directory: str) -> Tracker:
     hooks.install()
     tracker.hooks = hooks
     atexit.register(hooks.at_exit)
+    tracker.gpu.cap = install_cap(torch)  # --enforce with a gpu= limit (docs/gpu.md)
+    if directory:
+        from memgauge.capture._training_torch import attach
+
+        attach(tracker)  # data waits and FLOPs for the throughput figures (docs/training.md)
     return tracker

@@ -19,6 +19,7 @@ import sys
 import time
 import weakref
 
+from memgauge.capture._gpu import GpuLog
 from memgauge.capture._torch_oom import oom_device, requested_bytes
 
 TYPE_CHECKING = False
@@ -119,6 +120,9 @@ class Tracker:
         self._oom_seen: set[int] = set()
         self.notes: list[str] = []
         self.hooks: Any = None  # what connects this tracker to torch (``_torch_hooks.Hooks``)
+        # told of each new step: (kind, when it began or None); ``_training_torch`` sets it
+        self.on_step: Callable[[str, float | None], None] | None = None
+        self.gpu = GpuLog()  # the CUDA allocator per device and window (docs/gpu.md)
 
     # -- storages --------------------------------------------------------------------------------
 
@@ -192,6 +196,7 @@ class Tracker:
     def _add_bytes(self, entry: Entry) -> None:
         n = entry.nbytes
         role = entry.role
+        self.gpu.tensor_add(entry.device, n)
         self.roles[role] += n
         self.max_roles[role] = max(self.max_roles[role], self.roles[role])
         key = (role, entry.module)
@@ -215,6 +220,7 @@ class Tracker:
         if self._peak_pending:
             self._settle_peak()
         n = entry.nbytes
+        self.gpu.tensor_remove(entry.device, n)
         self.roles[entry.role] -= n
         key = (entry.role, entry.module)
         left = self.module_bytes.get(key, 0) - n
@@ -278,7 +284,8 @@ class Tracker:
         self.leave()
         start = now if self._step_start is None else self._step_start
         seconds = self._phase_seconds
-        if not self._active and kind == "optimizer" and self.steps:
+        merged = not self._active and kind == "optimizer" and bool(self.steps)
+        if merged:
             # a second optimizer stepping right after the first (GANs, several param groups): one step
             last = self.steps[-1]
             last["seconds"] = round(now - last["start"], 6)
@@ -305,6 +312,9 @@ class Tracker:
             )
         else:
             self.steps_dropped += 1
+        self.gpu.window_end("step", str(len(self.steps) + self.steps_dropped - 1))
+        if self.on_step is not None and not merged:
+            self.on_step(kind, self._step_start)  # the throughput loop (``_training``)
         self._step_start = now
         self._step_peak = self.total
         self._step_peak_roles = self.roles[:]
@@ -373,6 +383,8 @@ class Tracker:
         }
         if self.oom is not None:
             out["oom"] = self.oom
+        if (gpu := self.gpu.record()) is not None:
+            out["gpu"] = gpu
         return out
 
     def flush(self) -> None:

@@ -54,6 +54,7 @@ LINES = ("lines.", ".json")
 ALLOC_CAPTURE = ("alloc.", ".bin")
 ALLOC_BASELINE = ("alloc.", ".json")
 TORCH = ("torch.", ".json")
+TRAINING = ("training.", ".json")
 
 # field types: "int" (not a bool), "number", "str", "bool", "list", "dict"; "int?", "number?" may be null
 EVENT_COMMON = {"ev": "str", "t": "number", "pid": "int"}
@@ -99,6 +100,9 @@ LINES_OPTIONAL = {
     "lib": "bool",
     "retained": "list",
     "children": "list",
+    # per line, its time runnable but queued for a CPU (``CONTENTION_ROW``), left out of its
+    # wait_seconds: an addition, version 2 still (a file without it has contention in its wait)
+    "contention": "list",
 }
 PEAK_FIELDS = {"rss": "int", "retained": "list"}
 PEAK_OPTIONAL = {"t": "number"}
@@ -113,6 +117,7 @@ POINT_ROW = ("t", "bytes")
 IMPORT_ROW = ("package", "start", "seconds", "resident_bytes", "self_seconds", "self_resident_bytes")
 # the lines file's optional ``children``: a process this one started, and its line that started it
 CHILD_ROW = ("pid", "key")
+CONTENTION_ROW = ("key", "seconds")
 
 BASELINE_FIELDS = {"baseline": "int", "t": "number"}
 
@@ -135,6 +140,8 @@ TORCH_OPTIONAL = {
     "notes": "list",
     "oom_count": "int",
     "oom": "dict",
+    # the CUDA allocator per device and window (``_gpu.GPU_FIELDS``)
+    "gpu": "dict",
 }
 TORCH_STEP_FIELDS = {"start": "number", "seconds": "number", "peak_bytes": "int", "end_bytes": "int"}
 TORCH_STEP_OPTIONAL = {
@@ -155,6 +162,23 @@ TORCH_OOM_OPTIONAL = {
     "phase": "str",
     "total_bytes": "int",
 }
+
+# ``training.<pid>.json``: the throughput loop's record (``_training.Loop.record``), rewritten whole
+# at most every second at step ends and at exit; ``steps`` are ``TRAINING_STEP_ROW`` rows and
+# ``counters`` map a kind to ``[count, first t, last t]`` (an addition: version 2 still)
+TRAINING_FIELDS = {"pid": "int", "t": "number", "steps": "list", "counters": "dict"}
+TRAINING_OPTIONAL = {
+    "steps_dropped": "int",
+    "fetches": "int",
+    "flops": "dict",
+    "peak": "dict",
+    # what the process is to the loop ("DataLoader worker 0"), and its /proc/self/io counters at exit
+    "role": "str",
+    "io": "dict",
+}
+TRAINING_STEP_ROW = ("end", "seconds", "wait_seconds", "samples", "kind", "tokens")
+TRAINING_FLOPS_FIELDS = {"step": "int", "total": "int", "by": "list", "device_name": "str"}
+TRAINING_PEAK_FIELDS = {"flops_per_second": "number", "dtype": "str", "source": "str"}
 
 
 def file_name(kind: tuple[str, str], pid: int) -> str:

@@ -48,6 +48,11 @@ class RunPlan:
                 raise UsageError("--json and --html name the same file")
             check_output(args.html, "HTML report")
         self.html_path: str | None = args.html
+        self.tensorboard: str | None = getattr(args, "tensorboard", None)
+        if self.tensorboard is not None:
+            from memgauge.cli._tensorboard import check_tensorboard
+
+            check_tensorboard(self.tensorboard)
         self.quiet: bool = args.quiet
         self.color: bool | None = args.color
         lines = "off" if args.no_lines else "lib" if args.lib else "on"
@@ -84,6 +89,13 @@ class RunPlan:
                 _write_html(profile, self.html_path)
             except OutputError as e:
                 html_error = e
+        if self.tensorboard:
+            from memgauge.cli._tensorboard import write_tensorboard
+
+            try:
+                write_tensorboard(profile, self.tensorboard)
+            except OutputError as e:
+                html_error = html_error or e
         if report and not self.quiet:
             # name only the files that were written
             shown_json = json_path if saved_error is None else None

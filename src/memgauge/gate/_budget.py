@@ -34,16 +34,34 @@ __all__ = ["METRICS", "Budget", "BudgetError", "Limit", "format_amount", "parse_
 
 # metric -> the kind of figure it limits; the order is the order results are listed in
 # ``disk``: what a sandboxed run wrote (its scratch space's peak; memgauge serve), unmeasured elsewhere
-METRICS = {"rss": "bytes", "gpu": "bytes", "wall": "seconds", "cpu": "seconds", "disk": "bytes"}
+# the training loop's figures (docs/training.md), of the whole run: rates per second ("rate") and
+# shares 0..1 ("share"); the only metrics that take a lower bound, ``samples_per_s>=400``
+METRICS = {
+    "rss": "bytes",
+    "gpu": "bytes",
+    "wall": "seconds",
+    "cpu": "seconds",
+    "disk": "bytes",
+    "steps_per_s": "rate",
+    "samples_per_s": "rate",
+    "tokens_per_s": "rate",
+    "mfu": "share",
+    "data_wait": "share",
+}
+LOWER_BOUNDED = ("rate", "share")
 
 _TOKEN = re.compile(r"[^\s,]+")
 
 
 def format_amount(value: float, unit: str, *, signed: bool = False) -> str:
-    """A figure of a limit for people: ``unit`` is a limit's unit (``"bytes"`` or ``"seconds"``,
-    ``Limit.unit``); ``signed`` puts a "+" before a figure above zero (a margin)."""
+    """A figure of a limit for people: ``unit`` is a limit's unit (``"bytes"``, ``"seconds"``,
+    ``"rate"`` or ``"share"``, ``Limit.unit``); ``signed`` puts a "+" before a figure above zero (a
+    margin)."""
     if unit == "bytes":
         return format_bytes(value, signed=signed)
+    if unit in LOWER_BOUNDED:
+        text = f"{value:.4g}/s" if unit == "rate" else f"{value * 100:.4g}%"
+        return "+" + text if signed and value > 0 else text
     if unit != "seconds":
         raise ValueError(f"unknown unit {unit!r}")
     text = format_seconds(value)
@@ -71,6 +89,8 @@ class Limit:
     value: float
     phase: str | None = None
     text: str = ""
+    # a lower bound (``samples_per_s>=400``): the figure must be at least ``value``
+    lower: bool = False
 
     @property
     def key(self) -> str:
@@ -147,7 +167,8 @@ def _failer(source: str, spec: str, token: str, start: int) -> Callable[[str], B
 
 
 def _limit(token: str, fail: Callable[[str], BudgetError]) -> Limit:
-    key, eq, raw = token.partition("=")
+    lower = ">=" in token
+    key, eq, raw = token.partition(">=" if lower else "=")
     if not eq:
         if token.isalpha() and (_parses(parse_bytes, "1" + token) or _parses(parse_seconds, "1" + token)):
             # "rss=1.5 GiB": tokens end at spaces
@@ -163,6 +184,12 @@ def _limit(token: str, fail: Callable[[str], BudgetError]) -> Limit:
         raise fail(f"unknown metric '{key.rpartition('.')[2]}' (known: {', '.join(METRICS)})")
     if not raw:
         raise fail("empty value")
+    if METRICS[metric] in LOWER_BOUNDED:
+        if dot:
+            raise fail(f"{metric} is a figure of the run's training loop, not of a phase")
+        return Limit(metric, _throughput(METRICS[metric], raw, fail), None, token, lower)
+    if lower:
+        raise fail(f"{metric} takes an upper limit ({metric}=value): only {', '.join(_lowered())} take '>='")
     if METRICS[metric] == "bytes" and _parses(float, raw):
         # "rss=5" would be 5 bytes: almost surely a missing unit, and a limit that fails everything
         raise fail(f"{metric} takes a size with a unit, e.g. {key}={raw}MiB ({BYTE_UNITS_TEXT})")
@@ -181,6 +208,27 @@ def _limit(token: str, fail: Callable[[str], BudgetError]) -> Limit:
     if value == 0:
         raise fail("zero limit (a limit must be above zero)")
     return Limit(metric, value, phase if dot else None, token)
+
+
+def _lowered() -> list[str]:
+    return [m for m, unit in METRICS.items() if unit in LOWER_BOUNDED]
+
+
+def _throughput(unit: str, raw: str, fail: Callable[[str], BudgetError]) -> float:
+    """A rate (``400`` or ``400/s``) or a share (``0.4`` or ``40%``), above zero."""
+    import math
+
+    text = raw.removesuffix("/s") if unit == "rate" else raw
+    try:
+        value = float(text.removesuffix("%")) / 100 if unit == "share" and text.endswith("%") else float(text)
+    except ValueError:
+        example = "400 or 400/s" if unit == "rate" else "0.4 or 40%"
+        raise fail(f"not a {'rate' if unit == 'rate' else 'share'} (e.g. {example})") from None
+    if not math.isfinite(value) or value <= 0:
+        raise fail("a limit must be a finite figure above zero")
+    if unit == "share" and value > 1:
+        raise fail("a share is at most 1 (100%)")
+    return value
 
 
 def _parses(parser: Callable[[str], object], raw: str) -> bool:

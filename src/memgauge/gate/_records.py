@@ -80,11 +80,16 @@ class CheckResult:
 
     @property
     def margin(self) -> float | None:
-        """``limit - measured``: the room left, negative when over; None when not measured."""
-        return None if self.measured is None else self.limit.value - self.measured
+        """``limit - measured`` (``measured - limit`` for a lower bound): the room left, negative
+        when past it; None when not measured."""
+        if self.measured is None:
+            return None
+        return self.measured - self.limit.value if self.limit.lower else self.limit.value - self.measured
 
     def to_dict(self) -> dict[str, Any]:
         unit = self.limit.unit
+        # "lower" only where true: the verdicts of upper limits read as they always did
+        lower = {"lower": True} if self.limit.lower else {}
         return {
             "key": self.limit.key,
             "metric": self.limit.metric,
@@ -99,6 +104,7 @@ class CheckResult:
             "baseline": _json_number(self.baseline, unit),
             "blame": None if self.blame is None else self.blame.to_dict(),
             "at_least": self.at_least,
+            **lower,
         }
 
     @classmethod
@@ -119,6 +125,7 @@ class CheckResult:
             _float(data, "limit", where),
             _str_or_none(data, "phase", where),
             _str(data, "text", where, default=""),
+            _bool(data, "lower", where),
         )
         blame = data.get("blame")
         return cls(

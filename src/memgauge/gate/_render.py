@@ -145,7 +145,8 @@ def _row(r: CheckResult) -> tuple[str, str, str, str, str]:
     if r.at_least and r.measured is not None:
         # the run reached an enforced limit: its true figure is at least that, its room at most
         measured, margin = f"≥ {measured}", f"≤ {margin}"
-    return (_plain(r.limit.key), format_amount(r.limit.value, unit), measured, margin, _STATUS[r.status])
+    limit = ("≥ " if r.limit.lower else "") + format_amount(r.limit.value, unit)
+    return (_plain(r.limit.key), limit, measured, margin, _STATUS[r.status])
 
 
 def _note(r: CheckResult) -> str:

@@ -8,7 +8,9 @@ What each limit measures:
 - ``wall``: the run's wall time; ``phase.wall``: the summed duration of that name's records, as the
   report's phase table sums them;
 - ``cpu``: user + system time of the tree; per phase it is not recorded: unmeasured;
-- ``gpu``: no profile carries a GPU figure yet: unmeasured;
+- ``gpu``: the largest process figure on one device (NVML, with torch's reserved bytes named
+  beside it; torch's reserved alone, a lower bound, where NVML was missing: ``analysis.gpu_budget_figure``);
+  per phase it is not recorded: unmeasured;
 - ``disk``: the most a sandboxed run's files held on its scratch space (``environment.sandbox.disk``,
   memgauge serve); unmeasured elsewhere, and per phase.
 
@@ -41,7 +43,9 @@ from __future__ import annotations
 
 from memgauge.gate._budget import METRICS, Budget, Limit, format_amount
 from memgauge.gate._ceiling import Ceiling, ceiling
+from memgauge.gate._gpu import under_gpu_cap
 from memgauge.gate._records import FAIL, PASS, UNMEASURED, Blame, CheckResult, Verdict
+from memgauge.gate._training_budget import TRAINING_METRICS, training_figure
 from memgauge.model import Attribution, PhaseRecord, Profile
 
 TYPE_CHECKING = False
@@ -50,7 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = ["judge", "judge_baseline", "judge_runs", "measure", "phase_names"]
 
-NO_GPU_NOTE = "no GPU figure in this profile (memgauge does not measure GPU memory yet)"
+PHASE_GPU_NOTE = "GPU memory is not recorded per phase"
 NO_DISK_NOTE = "disk use is measured for a whole sandboxed run only (memgauge serve)"
 PHASE_CPU_NOTE = "CPU time is not recorded per phase"
 LOWER_BOUND_NOTE = "a lower bound: the phase's peak is not exact"
@@ -64,8 +68,15 @@ def measure(profile: Profile, metric: str, phase: str | None = None) -> tuple[fl
     and a note: why it is None, or what to know about it ("" when nothing)."""
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}")
+    if metric in TRAINING_METRICS:
+        return training_figure(profile, metric)
     if metric == "gpu":
-        return None, NO_GPU_NOTE
+        if phase is not None:
+            return None, PHASE_GPU_NOTE
+        from memgauge.analysis import gpu_budget_figure
+
+        gpu, note = gpu_budget_figure(profile)
+        return (None if gpu is None else float(gpu)), note
     if metric == "disk":
         disk = (profile.environment.get("sandbox") or {}).get("disk") or {}
         if phase is not None or not isinstance(disk.get("peak_bytes"), int):
@@ -118,6 +129,8 @@ def judge_runs(runs: Sequence[Profile], budget: Budget) -> Verdict:
             )
         if limit.metric == "rss" and limit.phase is None and ceilings:
             result = _at_the_ceiling(result, runs, ceilings)
+        if limit.metric == "gpu" and limit.phase is None:
+            result = under_gpu_cap(result, runs)
         results.append(result)
     failed, status = _program_status(runs, budget)
     return Verdict(tuple(results), failed, status, runs=len(runs))
@@ -204,7 +217,7 @@ def _judge_limit(runs: Sequence[Profile], limit: Limit, *, baseline: float | Non
     notes = [figures[middle][0][1], _error_bound_note(runs[middle], limit, median)]
     if limit.phase is not None and len(measured) < len(runs):
         notes.append(f"phase '{limit.phase}' ran in {len(measured)} of {len(runs)} runs")
-    status = FAIL if median > limit.value else PASS
+    status = FAIL if (median < limit.value if limit.lower else median > limit.value) else PASS
     blame = _blame(runs[middle], limit) if status == FAIL else None
     return CheckResult(limit, median, status, blame, _join(*notes), baseline)
 
@@ -327,7 +340,7 @@ def _time_blame(profile: Profile, metric: str, phase: str | None) -> Blame:
     if not rows:
         return Blame(phase=own)
     s = rows[0].stats
-    seconds = s.cpu_python_seconds + s.cpu_native_seconds + (s.wait_seconds if by == "time" else 0.0)
+    seconds = rows[0].total_seconds if by == "time" else s.cpu_python_seconds + s.cpu_native_seconds
     return Blame(own, s.pid, s.file, s.line, s.function, s.source, seconds=seconds)
 
 

@@ -8,7 +8,8 @@ the service stores them. Plain data only: ``to_dict`` is ``json.dumps``-ready an
 
 from __future__ import annotations
 
-from memgauge.model._gpu import GpuDevice
+from memgauge.model._fit import FIT_FORMAT, FitRecord, FitTrial, FitVerification, NonMonotonic
+from memgauge.model._gpu import GpuDevice, GpuProcess, GpuWindow
 from memgauge.model._profile import (
     READABLE_VERSIONS,
     SCHEMA_VERSION,
@@ -43,9 +44,18 @@ from memgauge.model._sweep import (
     metric_names,
 )
 from memgauge.model._torch import TORCH_ROLES, TorchMemory, TorchModule, TorchOom, TorchStep, TorchTensor
-from memgauge.model._training import Training
+from memgauge.model._training import (
+    BOUNDS,
+    Training,
+    TrainingCounter,
+    TrainingProcess,
+    TrainingStat,
+    TrainingStep,
+)
 
 __all__ = [
+    "BOUNDS",
+    "FIT_FORMAT",
     "READABLE_VERSIONS",
     "SCHEMA_VERSION",
     "SWEEP_FORMAT",
@@ -57,11 +67,17 @@ __all__ = [
     "Confirmation",
     "CpuTimes",
     "ExitStatus",
+    "FitRecord",
+    "FitTrial",
+    "FitVerification",
     "GpuDevice",
+    "GpuProcess",
+    "GpuWindow",
     "HeldLine",
     "ImportRecord",
     "LeakSuspect",
     "LineStats",
+    "NonMonotonic",
     "Peak",
     "PhaseRecord",
     "PhaseSummary",
@@ -79,6 +95,10 @@ __all__ = [
     "TorchStep",
     "TorchTensor",
     "Training",
+    "TrainingCounter",
+    "TrainingProcess",
+    "TrainingStat",
+    "TrainingStep",
     "Value",
     "load_profile",
     "load_sweep",

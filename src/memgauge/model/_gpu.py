@@ -9,8 +9,44 @@ where each figure came from. The fields are documented in ``docs/profile-schema.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
+
+
+@dataclass
+class GpuWindow:
+    """torch's allocator over one window of the run: a step (``kind`` "step", ``name`` its index)
+    or a phase (``kind`` "phase"), its peaks exact because the peaks are reset at each window's end."""
+
+    kind: str
+    name: str
+    allocated_peak: int
+    reserved_peak: int
+    active_peak: int
+    allocated_end: int
+    reserved_end: int
+    pid: int = 0
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GpuWindow:
+        return cls(**data)
+
+
+@dataclass
+class GpuProcess:
+    """One process's use of a device as NVML saw it. ``matched_by`` says how the NVML row was tied
+    to a process of the run: "pid", "memory" (a container's PID namespace: NVML's pid is the host's,
+    matched by the reserved bytes the process reported plus a context) or "" (not matched: another
+    process on the device)."""
+
+    pid: int
+    used_peak: int
+    matched_by: str = "pid"
+    nvml_pid: int | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GpuProcess:
+        return cls(**data)
 
 
 @dataclass
@@ -29,7 +65,32 @@ class GpuDevice:
     device_used_peak: int | None = None
     context: int | None = None
     source: dict[str, str] = field(default_factory=dict)
+    uuid: str = ""
+    active_peak: int | None = None
+    # reserved minus allocated when allocated peaked: cache and fragments held at the worst moment
+    reserved_unallocated_at_peak: int | None = None
+    alloc_retries: int | None = None
+    ooms: int | None = None
+    utilization_peak: int | None = None
+    utilization_mean: float | None = None
+    windows: list[GpuWindow] = field(default_factory=list)
+    processes: list[GpuProcess] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # --enforce: the bytes torch's reserve was capped at (set_per_process_memory_fraction), and
+    # "survived" or "out of memory" under it; None and "" without a cap
+    cap_bytes: int | None = None
+    cap_outcome: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GpuDevice:
-        return cls(**{**data, "source": {str(k): str(v) for k, v in dict(data.get("source") or {}).items()}})
+        rest = {k: v for k, v in data.items() if k not in ("source", "windows", "processes", "notes")}
+        return cls(
+            **rest,
+            source={str(k): str(v) for k, v in dict(data.get("source") or {}).items()},
+            windows=[GpuWindow.from_dict(w) for w in data.get("windows") or []],
+            processes=[GpuProcess.from_dict(p) for p in data.get("processes") or []],
+            notes=[str(n) for n in data.get("notes") or []],
+        )

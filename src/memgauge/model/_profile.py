@@ -181,6 +181,7 @@ class LineStats:
     resident_growth_bytes: int = 0
     samples: int = 0
     source: str = ""
+    contention_seconds: float = 0.0  # runnable, queued for a CPU: not in wait_seconds
 
 
 @dataclass

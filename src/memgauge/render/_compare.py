@@ -25,6 +25,7 @@ from memgauge.render._format import (
 )
 from memgauge.render._layout import Layout, console, without_trailing_blanks
 from memgauge.render._text import HELD_TITLE
+from memgauge.render._training_compare import training_compare_markdown, training_compare_terminal
 
 _LINE_WIDTH = 40  # the most a line location takes before it is cut
 _PHASE_WIDTH = 32
@@ -76,6 +77,7 @@ class TerminalComparisonRenderer:
         self._summary(out, c)
         self._phases(out, c)
         self._torch(out, c)
+        training_compare_terminal(out, c, self.width)
         self._lines(out, c)
         for note in c.notes:
             out.print(Text(f"note: {note}", style="yellow"), overflow="fold")
@@ -208,6 +210,7 @@ class MarkdownComparisonRenderer:
                 "",
             ]
             out += self._table(c, ["role"], [([row.label], row) for row in c.torch])
+        out += training_compare_markdown(c)
 
         if c.lines:
             out += ["", "### Resident peak held by (sampled)", ""]

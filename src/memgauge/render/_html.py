@@ -27,6 +27,8 @@ from memgauge.analysis import (
 )
 from memgauge.model import Profile
 from memgauge.render._format import core_share, esc, peak_bound
+from memgauge.render._gpu_html import gpu_section
+from memgauge.render._html_exit import held_at_exit
 from memgauge.render._html_page import Part, Sections, cards, code, items, page, table, text
 from memgauge.render._html_tables import (
     MAX_PHASE_BARS,
@@ -41,6 +43,7 @@ from memgauge.render._html_tables import (
     rollups,
 )
 from memgauge.render._html_torch import torch_data, torch_section
+from memgauge.render._training_html import training_data, training_section
 
 _MAX_SERIES = 8  # per-process memory lines drawn besides the tree total
 _MAX_SHADED = 200  # phase spans shaded on the memory chart
@@ -133,9 +136,12 @@ SECTIONS.register("phases", "phases", phases)
 SECTIONS.register("peak", "peak", attribution)
 SECTIONS.register("allocation", None, allocation)
 SECTIONS.register("torch", "torch", torch_section)
+SECTIONS.register("training", "training", training_section)
+SECTIONS.register("gpu", "GPU", gpu_section)
 SECTIONS.register("lines", "lines", lines)
 SECTIONS.register("rollups", "functions & files", rollups)
 SECTIONS.register("leaks", "leaks", leaks)
+SECTIONS.register("exit", "held at exit", held_at_exit)
 SECTIONS.register("imports", "imports", imports)
 SECTIONS.register("processes", "processes", processes)
 SECTIONS.register("environment", "environment", _environment)
@@ -201,6 +207,9 @@ def _data(p: Profile) -> dict[str, Any]:
             "seconds": [round(r.self_seconds, 4) for r in own],
         },
     }
+    training = training_data(p)
+    if training is not None:
+        data["training"] = training  # only where there are timed steps, as for torch below
     torch = torch_data(p)
     if torch is not None:
         # only where there are torch figures: the data of every other page stays as it was

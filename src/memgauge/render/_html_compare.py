@@ -11,6 +11,7 @@ from typing import Any
 from memgauge.analysis import Comparison, ComparisonRow, has_values, ran_repeatedly
 from memgauge.render._format import esc, format_delta, format_figure, format_ratio
 from memgauge.render._html_page import Cell, Part, Sections, code, items, page, table, text
+from memgauge.render._training_compare import training_compare_html
 
 
 def _cells(row: ComparisonRow) -> list[Cell]:
@@ -112,6 +113,7 @@ SECTIONS: Sections[Comparison] = Sections()
 SECTIONS.register("summary", None, _summary)
 SECTIONS.register("phases", None, _phases)
 SECTIONS.register("torch", None, _torch)
+SECTIONS.register("training", None, training_compare_html)
 SECTIONS.register("lines", None, _lines)
 SECTIONS.register("notes", None, _notes)
 

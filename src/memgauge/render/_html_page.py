@@ -92,17 +92,21 @@ def heat(value: float, top: float, label: str, *, negative: bool = False) -> Cel
     )
 
 
-def split(python: float, native: float, wait: float) -> Cell:
-    """One bar of a line's time: Python, native (C code, GIL released or not) and waiting."""
-    total = python + native + wait
+def split(python: float, native: float, wait: float, contention: float = 0.0) -> Cell:
+    """One bar of a line's time: Python, native (C code, GIL released or not), queued for a CPU
+    (contention: a busy machine) and waiting; the label names contention only where there is some."""
+    total = python + native + wait + contention
     if total <= 0:
         return Cell("", 0.0)
+    shares = (("py", "Python", python), ("nat", "native", native), ("cont", "CPU contention", contention))
     parts = "".join(
         f'<span class="{cls}" style="width:{v / total * 100:.1f}%" title="{name} {v / total:.0%}"></span>'
-        for cls, name, v in (("py", "Python", python), ("nat", "native", native), ("wait", "waiting", wait))
+        for cls, name, v in (*shares, ("wait", "waiting", wait))
         if v > 0
     )
     label = f"{python / total:.0%} / {native / total:.0%} / {wait / total:.0%}"
+    if contention / total >= 0.005:
+        label += f" · {contention / total:.0%} CPU contention"
     return Cell(f'<div class="split">{parts}</div><small>{label}</small>', python / total)
 
 

@@ -190,7 +190,7 @@ def lines(v: ProfileView) -> Part | None:
         growth = s.resident_growth_bytes
         row = [
             heat(r.total_seconds, top_t, format_seconds(r.total_seconds)),
-            split(s.cpu_python_seconds, s.cpu_native_seconds, s.wait_seconds),
+            split(s.cpu_python_seconds, s.cpu_native_seconds, s.wait_seconds, s.contention_seconds),
             seconds(s.cpu_python_seconds + s.cpu_native_seconds),
             heat(growth, top_m, format_bytes(growth, signed=True), negative=growth < 0),
             nbytes(held.get((s.pid, s.file, s.line))),
@@ -225,7 +225,7 @@ def rollups(v: ProfileView) -> Part | None:
             body.append(
                 [
                     heat(r.total_seconds, top, format_seconds(r.total_seconds)),
-                    split(r.cpu_python_seconds, r.cpu_native_seconds, r.wait_seconds),
+                    split(r.cpu_python_seconds, r.cpu_native_seconds, r.wait_seconds, r.contention_seconds),
                     nbytes(r.resident_growth_bytes, signed=True),
                     nbytes(r.peak_bytes or None),
                     text(r.lines),

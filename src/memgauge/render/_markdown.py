@@ -26,13 +26,15 @@ from memgauge.analysis import (
 )
 from memgauge.model import Profile
 from memgauge.render._format import clip, core_share, format_peak, md_code, md_table, md_text
+from memgauge.render._gpu_markdown import gpu_blocks
 from memgauge.render._text import (
-    CPU_FIGURES,
     CPU_TITLE,
+    EXIT_TITLE,
     HELD_TITLE,
     LEAKS_TITLE,
     WAITING_TITLE,
     allocation_title,
+    cpu_figures,
     cpu_rows,
     imports_title,
     leak_figures,
@@ -43,6 +45,7 @@ from memgauge.render._text import (
     where,
 )
 from memgauge.render._torch_markdown import torch_blocks
+from memgauge.render._training_markdown import training_blocks
 
 
 class MarkdownRenderer:
@@ -63,9 +66,12 @@ class MarkdownRenderer:
             self._attribution,
             self._allocation,
             torch_blocks,
+            training_blocks,
+            gpu_blocks,
             self._lines,
             self._waiting,
             self._leaks,
+            self._held_at_exit,
             self._imports,
             self._notes,
             self._advice,
@@ -221,7 +227,7 @@ class MarkdownRenderer:
         table_rows = cpu_rows(p, self.max_lines)
         if not table_rows:
             return []
-        return self._line_table(p, CPU_TITLE, CPU_FIGURES, table_rows)
+        return self._line_table(p, CPU_TITLE, cpu_figures(p), table_rows)
 
     def _waiting(self, p: Profile) -> list[list[str]]:
         stats = [r.stats for r in waiting_lines(p)]
@@ -245,6 +251,17 @@ class MarkdownRenderer:
             for leak in p.leaks[: self.max_lines]
         ]
         return self._line_table(p, LEAKS_TITLE, ["rate", "retained"], rows)
+
+    def _held_at_exit(self, p: Profile) -> list[list[str]]:
+        # both absent from profiles without line samples: their reports are unchanged
+        rows = [
+            ([format_bytes(h.bytes)], h.pid, h.file, h.line, h.source, "")
+            for h in p.held_at_exit[: self.max_lines]
+        ]
+        blocks = self._line_table(p, EXIT_TITLE, ["held"], rows) if rows else []
+        if p.leak_note:
+            blocks.append([f"note: {md_text(p.leak_note)}"])
+        return blocks
 
     def _imports(self, p: Profile) -> list[list[str]]:
         shown = top_imports(p, 5, by="time", least_seconds=0.01)

@@ -25,15 +25,16 @@ from memgauge.analysis import (
 )
 from memgauge.model import Profile
 from memgauge.render._format import core_share, format_peak
+from memgauge.render._gpu_terminal import gpu_section
 from memgauge.render._layout import Layout, console, wrapped
 from memgauge.render._text import (
-    CPU_FIGURES,
     CPU_TITLE,
     EXIT_TITLE,
     HELD_TITLE,
     LEAKS_TITLE,
     WAITING_TITLE,
     allocation_title,
+    cpu_figures,
     cpu_rows,
     imports_title,
     leak_figures,
@@ -44,6 +45,7 @@ from memgauge.render._text import (
     where,
 )
 from memgauge.render._torch_terminal import torch_section
+from memgauge.render._training_terminal import training_section
 
 # stands for a space that must not break a line while advice is wrapped
 _GLUE = "\x00"
@@ -83,6 +85,8 @@ class TerminalRenderer:
         self._leaks(out, profile)
         self._imports(out, profile)
         torch_section(out, profile, self.width)
+        training_section(out, profile, self.width)
+        gpu_section(out, profile, self.width)
         for note in profile.peak.notes:
             out.print(Text(f"note: {note}", style="yellow"))
         self._advice(out, profile)
@@ -305,11 +309,11 @@ class TerminalRenderer:
     def _lines(self, out: Console, p: Profile) -> None:
         rows = cpu_rows(p, self.max_lines)
         if rows:
-            layout = self._line_table(p, CPU_TITLE, CPU_FIGURES)
+            layout = self._line_table(p, CPU_TITLE, cpu_figures(p))
             for figures, pid, file, line, source, function in rows:
                 self._row(layout, p, figures, pid, file, line, source, function)
             # narrow: the split of the time goes before the line does
-            out.print(layout.fit(layout.named("python", "native", "wait", "pid")))
+            out.print(layout.fit(layout.named("python", "native", "contention", "wait", "pid")))
         waiting = waiting_lines(p)
         if waiting:
             layout = self._line_table(p, WAITING_TITLE, ["wait"])

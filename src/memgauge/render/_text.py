@@ -4,11 +4,15 @@ terminal, Markdown and HTML reports use the same words for the same figures."""
 from __future__ import annotations
 
 from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import ImportTotals, StepLeak, cpu_lines, short_path
+from memgauge.analysis import ImportTotals, StepLeak, contention_share, cpu_lines, short_path
 from memgauge.model import Profile, Reconciliation, TorchOom
 from memgauge.render._format import format_rate, peak_bound
 
 CPU_FIGURES = ["cpu", "python", "native", "wait", "memory"]
+# with CPU contention (``cpu_figures``): the share of a line's time queued for a CPU, before "wait"
+CONTENTION = "contention"
+# a column of its own from this share of all sampled time: below it, profiles read as before
+CONTENTION_SHOWN = 0.01
 HELD_TITLE = "resident peak held by (sampled)"
 CPU_TITLE = "CPU time by line (sampled)"
 WAITING_TITLE = "waiting (I/O, sleep, locks)"
@@ -19,9 +23,18 @@ EXIT_TITLE = "still held at exit (sampled)"
 CpuRow = tuple[list[str], int, str, int, str, str]
 
 
+def cpu_figures(profile: Profile) -> list[str]:
+    """``CPU_FIGURES``, with ``contention`` before ``wait`` where the run's threads spent at least
+    ``CONTENTION_SHOWN`` of their time queued for a CPU."""
+    if contention_share(profile) < CONTENTION_SHOWN:
+        return list(CPU_FIGURES)
+    return [*CPU_FIGURES[:3], CONTENTION, *CPU_FIGURES[3:]]
+
+
 def cpu_rows(profile: Profile, n: int) -> list[CpuRow]:
-    """The ``n`` lines with most CPU time, with their figures formatted as ``CPU_FIGURES``. A line
+    """The ``n`` lines with most CPU time, with their figures formatted as ``cpu_figures``. A line
     with two rows (a comprehension and the function around it) shows their function names."""
+    contended = CONTENTION in cpu_figures(profile)
     out: list[CpuRow] = []
     for row, shared in cpu_lines(profile, n):
         s = row.stats
@@ -29,6 +42,7 @@ def cpu_rows(profile: Profile, n: int) -> list[CpuRow]:
             format_seconds(s.cpu_python_seconds + s.cpu_native_seconds),
             f"{row.python_share:.0%}",
             f"{row.native_share:.0%}",
+            *([f"{row.contention_share:.0%}"] if contended else []),
             f"{row.wait_share:.0%}",
             format_bytes(s.resident_growth_bytes, signed=True),
         ]

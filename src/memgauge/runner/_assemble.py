@@ -22,6 +22,7 @@ from memgauge.capture import (
     MODULE_NOT_FOUND,
     metrics_from_events,
     read_events,
+    read_knobs,
     read_lines,
     read_torch,
 )
@@ -43,6 +44,8 @@ from memgauge.watcher import MemoryGroup, TreeWatcher, WatchedProcess, machine_e
 
 if TYPE_CHECKING:
     from memgauge.runner._runner import RunOptions
+    from memgauge.watcher import NvmlSamples
+from memgauge.runner._assemble_gpu import gpu_of
 from memgauge.runner._target import Target
 from memgauge.runner._unsampled import charge_unsampled
 
@@ -69,6 +72,7 @@ def assemble_profile(
     wall: float,
     global_ooms: int,
     options: RunOptions,
+    gpu_seen: tuple[NvmlSamples | None, str] = (None, ""),
 ) -> Profile:
     t0 = watcher.t0
     # every file the processes wrote and the profile cannot use (see capture's wire format)
@@ -144,6 +148,9 @@ def assemble_profile(
         "alloc": options.alloc,
         "torch": options.torch,
     }
+    knobs = read_knobs(events_dir)
+    if knobs is not None:  # a sweep's or a fit's parameters, and how each reached the program
+        environment["knobs"] = knobs
     line_data = read_lines(events_dir, t0, {p.pid for p in processes}, warnings=warnings)
     # a child that left no lines for its peak is charged to the line that started it
     charged, charged_notes = charge_unsampled(line_data, processes)
@@ -171,6 +178,11 @@ def assemble_profile(
         )
     # before the Profile: its warnings are capped there
     torch = read_torch(events_dir, t0, warnings=warnings) if options.torch != "off" else None
+    tree = {p.pid for p in processes}
+    gpu, environment["measurement"]["gpu"] = gpu_of(events_dir, gpu_seen, tree, warnings)
+    from memgauge.runner._assemble_training import training_of
+
+    training = training_of(events_dir, t0, processes, warnings=warnings)
     return Profile(
         command=target.display(),
         exit=_exit_status(state.reaped[state.main_pid].status, oom),
@@ -190,6 +202,8 @@ def assemble_profile(
         metrics=metrics_from_events(events),
         warnings=capped(warnings),
         torch=torch,
+        gpu=gpu,
+        training=training,
         held_at_exit=held_at_exit_of(line_data),
         leak_note=leak_note_of(line_data),
     )

@@ -109,13 +109,19 @@ def _files(root: str) -> Iterator[str]:
 
 
 def trial(
-    target: Target, limit_bytes: int | None, *, cold: bool, roots: Sequence[str], expect: int | None = 0
+    target: Target,
+    limit_bytes: int | None,
+    *,
+    cold: bool,
+    roots: Sequence[str],
+    expect: int | None = 0,
+    env: dict[str, str] | None = None,
 ) -> Trial:
     """One run of ``target`` in a fresh memory cgroup, under ``limit_bytes``, line sampling off (it
-    adds memory of its own), its output discarded."""
+    adds memory of its own), its output discarded; ``env`` (None: memgauge's) is its environment."""
     if cold:
         evict_page_cache(roots)
-    options = RunOptions(cgroup="auto", memory_limit_bytes=limit_bytes, lines="off")
+    options = RunOptions(cgroup="auto", memory_limit_bytes=limit_bytes, lines="off", env=env)
     with _quiet():
         profile = run_program(target, options)
     measurement = profile.environment.get("measurement") or {}
@@ -123,7 +129,8 @@ def trial(
     return Trial(
         limit_bytes=limit_bytes,
         cold=cold,
-        survived=kills == 0 and profile.exit.code == expect,
+        # the unlimited run (``expect`` None) survived when nothing of it was OOM-killed
+        survived=kills == 0 and (expect is None or profile.exit.code == expect),
         exit_code=profile.exit.code,
         oom_kills=kills,
         limit_hits=int(measurement.get("limit_hits") or 0),
@@ -152,13 +159,19 @@ def _quiet() -> Iterator[None]:
 
 
 def prove_limit(
-    target: Target, limit_bytes: int, *, cold: bool = True, roots: Sequence[str] | None = None
+    target: Target,
+    limit_bytes: int,
+    *,
+    cold: bool = True,
+    roots: Sequence[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[Trial, Trial]:
     """The unlimited run and the run under ``limit_bytes``, both cold (or both warm): did it
-    survive, how much slower (compare the two ``wall_seconds``), how often it hit the limit."""
+    survive, how much slower (compare the two ``wall_seconds``), how often it hit the limit.
+    ``env``: the program's environment (None: memgauge's)."""
     roots = default_roots(target) if roots is None else roots
-    base = trial(target, None, cold=cold, roots=roots, expect=None)
-    limited = trial(target, limit_bytes, cold=cold, roots=roots, expect=base.exit_code)
+    base = trial(target, None, cold=cold, roots=roots, expect=None, env=env)
+    limited = trial(target, limit_bytes, cold=cold, roots=roots, expect=base.exit_code, env=env)
     return base, limited
 
 

@@ -30,6 +30,7 @@ from memgauge.capture import (
     unlisten_metrics,
 )
 from memgauge.model import Attribution, CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
+from memgauge.runner._inprocess_gpu import BlockGpu
 from memgauge.runner._inprocess_torch import BlockTorch
 from memgauge.runner._order import capped, leak_suspects_of, order_phases
 from memgauge.watcher import machine_environment
@@ -140,6 +141,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
         self._sink = _ListSink()
         self._tracker = PhaseTracker(self._source, self._sink, clock)
         self._torch = BlockTorch()
+        self._gpu = BlockGpu()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._previous: PhaseTracker | None = None
@@ -162,6 +164,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
             self._descendants = Descendants()
             self._reaped0 = _reaped_cpu()
         self._torch.start()
+        self._gpu.start()
         self._tracker.process_peak = 0
         self._metrics: dict[str, float] = {}
         listen_metrics(self._metrics)
@@ -351,6 +354,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
             memgauge_version=__version__,
             metrics=dict(self._metrics),
             torch=self._torch.memory(self._t0),
+            gpu=self._gpu.devices(),
         )
         if self._lines_dir is not None:
             from memgauge.capture import read_lines

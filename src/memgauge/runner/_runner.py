@@ -27,7 +27,13 @@ from memgauge.capture import AUTOSTART_DIR, ENV_ALLOC, ENV_EVENTS_DIR, ENV_LINES
 from memgauge.isolation import HardLimits, NoIsolation
 from memgauge.runner._state import Reaped, RunState
 from memgauge.runner._target import Target
-from memgauge.watcher import MemoryGroup, TimelineBuilder, TreeWatcher, create_memory_group
+from memgauge.watcher import (
+    MemoryGroup,
+    TimelineBuilder,
+    TreeWatcher,
+    create_memory_group,
+    start_nvml_sampler,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -264,6 +270,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         next_sample = clock()
         try:
             watcher.sample()  # at once: a program may not live long
+            nvml = start_nvml_sampler(child.pid)  # NVML's thread polls the GPUs while the program runs
             # while the program starts up: what assembling the profile needs (dataclasses, json)
             from memgauge.runner._assemble import assemble_profile
 
@@ -298,6 +305,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
                     os.waitpid(child.pid, 0)
             raise
         wall = state.reaped[child.pid].at
+        gpu_seen = (None, nvml) if isinstance(nvml, str) else (nvml.stop(), "")
         child.returncode = os.waitstatus_to_exitcode(state.reaped[child.pid].status)
         watcher.sample()
         isolation.program_ended(lambda: _reap(state, clock() - t0))
@@ -308,7 +316,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         global_ooms = _global_oom_kills() - oom_before
         with isolation.reading_as_program():
             profile = assemble_profile(
-                target, state, watcher, group, group_reason, events_dir, wall, global_ooms, options
+                target, state, watcher, group, group_reason, events_dir, wall, global_ooms, options, gpu_seen
             )
         if limits is not None:
             _record_enforcement(profile, limits, state, enforced_by_group)

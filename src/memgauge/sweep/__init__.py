@@ -3,27 +3,47 @@
 
 from memgauge.sweep._choose import make_engine
 from memgauge.sweep._engine import Engine, JobHandle, LocalEngine
+from memgauge.sweep._fit import SearchResult, non_monotonic, search
+from memgauge.sweep._fit_knobs import check_reached, unreached
+from memgauge.sweep._fit_run import FIT_METRICS, FitPlan, figures_of, fit
 from memgauge.sweep._job import Job, JobResult, Resources, execute_job
 from memgauge.sweep._params import check_templates, expand, grid, parse_params, parse_predict
+from memgauge.sweep._predict_fit import predict_gpu, predict_step
+from memgauge.sweep._remedies import REMEDIES, RemedyPlan, parse_remedies, run_remedies
 from memgauge.sweep._sweep import SweepPlan, SweepProgress, confirm, point_label, run_sweep
 
 __all__ = [
+    "FIT_METRICS",
+    "REMEDIES",
     "Engine",
+    "FitPlan",
     "Job",
     "JobHandle",
     "JobResult",
     "LocalEngine",
+    "RemedyPlan",
     "Resources",
+    "SearchResult",
     "SweepPlan",
     "SweepProgress",
+    "check_reached",
     "check_templates",
     "confirm",
     "execute_job",
     "expand",
+    "figures_of",
+    "fit",
     "grid",
     "make_engine",
+    "non_monotonic",
     "parse_params",
     "parse_predict",
+    "parse_remedies",
     "point_label",
+    "predict_gpu",
+    "predict_step",
+    "run_remedies",
     "run_sweep",
+    "search",
+    "unreached",
 ]

@@ -17,6 +17,7 @@ from memgauge._version import __version__
 from memgauge.analysis import summarize
 from memgauge.model import Point, Profile, RunSummary, SweepResult, Value
 from memgauge.sweep._engine import Engine, JobHandle
+from memgauge.sweep._fit_knobs import check_reached, knob_env
 from memgauge.sweep._job import Job, JobResult, Resources
 from memgauge.sweep._params import environment, expand, format_value, grid, substitute
 
@@ -40,10 +41,11 @@ class SweepPlan:
 
     def job(self, point: dict[str, Value], job_id: str) -> Job:
         argv = [*self.target, *substitute(self.args, point), *expand(self.templates, point)]
+        knobs = knob_env(point, [*self.args, *self.templates], argv[len(self.target) :])
         return Job(
             id=job_id,
             target=tuple(argv),
-            env=environment(point),
+            env={**environment(point), **knobs},
             cwd=self.cwd or os.getcwd(),
             run_options=tuple(self.run_options),
             resources=self.resources,
@@ -148,6 +150,10 @@ def run_sweep(
                 handle = pending.pop(future)
                 i, r = slots[handle.job.id]
                 job_result = future.result()
+                if job_result.profile is not None and job_result.error is None and job_result.exit_code == 0:
+                    # a parameter the program never read would make a flat "constant" law: refused
+                    # (a run stopped or failed early may not have got to reading it)
+                    check_reached(job_result.profile, plan.params)
                 run = run_summary(job_result, plan.save_dir, handle.job.id)
                 runs[i][r] = run
                 points[i].runs = [runs[i][k] for k in sorted(runs[i])]

@@ -21,6 +21,16 @@ if TYPE_CHECKING:
     )
     from memgauge.watcher._descendants import Descendants
     from memgauge.watcher._environment import machine_environment
+    from memgauge.watcher._nvml import (
+        ENV_FAKE_NVML,
+        NvmlDevice,
+        NvmlReading,
+        NvmlSource,
+        PynvmlSource,
+        ScriptedNvmlSource,
+        open_nvml,
+    )
+    from memgauge.watcher._nvml_sampler import NvmlDeviceSamples, NvmlSampler, NvmlSamples, start_nvml_sampler
     from memgauge.watcher._own_group import own_oom_kills
     from memgauge.watcher._timeline import TimelineBuilder
     from memgauge.watcher._watcher import TreeWatcher, WatchedProcess, user_cmdline
@@ -30,6 +40,17 @@ _NAMES = {
     "create_pids_group": "_cgroup",
     "Descendants": "_descendants",
     "machine_environment": "_environment",
+    "ENV_FAKE_NVML": "_nvml",
+    "NvmlDevice": "_nvml",
+    "NvmlReading": "_nvml",
+    "NvmlSource": "_nvml",
+    "PynvmlSource": "_nvml",
+    "ScriptedNvmlSource": "_nvml",
+    "open_nvml": "_nvml",
+    "NvmlDeviceSamples": "_nvml_sampler",
+    "NvmlSampler": "_nvml_sampler",
+    "NvmlSamples": "_nvml_sampler",
+    "start_nvml_sampler": "_nvml_sampler",
     "MemoryGroup": "_cgroup",
     "PidsGroup": "_cgroup",
     "PREFIX": "_cgroup",
@@ -40,17 +61,28 @@ _NAMES = {
     "WatchedProcess": "_watcher",
 }
 __all__ = [
+    "ENV_FAKE_NVML",
     "PREFIX",
     "Descendants",
     "MemoryGroup",
+    "NvmlDevice",
+    "NvmlDeviceSamples",
+    "NvmlReading",
+    "NvmlSampler",
+    "NvmlSamples",
+    "NvmlSource",
     "PidsGroup",
+    "PynvmlSource",
+    "ScriptedNvmlSource",
     "TimelineBuilder",
     "TreeWatcher",
     "WatchedProcess",
     "create_memory_group",
     "create_pids_group",
     "machine_environment",
+    "open_nvml",
     "own_oom_kills",
+    "start_nvml_sampler",
     "user_cmdline",
 ]
 __getattr__, __dir__ = attach(__name__, _NAMES)

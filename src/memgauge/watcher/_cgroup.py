@@ -154,6 +154,7 @@ class MemoryGroup(_Group):
     def __init__(self, path: str, version: int) -> None:
         super().__init__(path, version)
         self._files = OpenFiles()
+        self.limit_bytes: int | None = None  # the limit set_limit set
 
     @property
     def method(self) -> str:
@@ -195,7 +196,18 @@ class MemoryGroup(_Group):
     def limit_hits(self) -> int:
         """How often the group's usage hit its limit (v1 ``memory.failcnt``, v2 ``memory.events``
         ``max``): 0 when it never did, or no limit was set. A hit means the kernel had to reclaim
-        (or OOM-kill) to keep the group under its limit: the program wanted at least the limit."""
+        (or OOM-kill) to keep the group under its limit: the program wanted at least the limit.
+
+        A lower bound where the kernel does not keep the counter (a v1 group on Linux 6.18 reads
+        ``failcnt`` 0 after an OOM kill at its limit): every OOM kill in the group followed a
+        charge that failed at the limit, and a high-water mark at the limit itself is a hit."""
+        counted = self._counted_hits()
+        floor = self.oom_kills()
+        if self.limit_bytes is not None and self.peak() >= self.limit_bytes:
+            floor = max(floor, 1)
+        return max(counted, floor)
+
+    def _counted_hits(self) -> int:
         if self.version == 1:
             # set_limit caps memory+swap at the same value, and that counter is charged first:
             # its failcnt is the one that counts where swap accounting is on
@@ -216,6 +228,7 @@ class MemoryGroup(_Group):
         down instead of stopping it."""
         name = "memory.max" if self.version == 2 else "memory.limit_in_bytes"
         _write(os.path.join(self.path, name), str(limit_bytes))
+        self.limit_bytes = limit_bytes
         swap = "memory.swap.max" if self.version == 2 else "memory.memsw.limit_in_bytes"
         value = "0" if self.version == 2 else str(limit_bytes)  # v1: memory and swap together
         with contextlib.suppress(OSError):  # no swap accounting on this kernel

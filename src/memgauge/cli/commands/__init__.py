@@ -7,6 +7,7 @@ line in ``COMMANDS``; ``cli/_main.py`` needs no change.
 
 from memgauge.cli.commands.check import CheckCommand
 from memgauge.cli.commands.compare import CompareCommand
+from memgauge.cli.commands.fit import FitCommand
 from memgauge.cli.commands.fit_limit import FitLimitCommand
 from memgauge.cli.commands.manage import PolicyCommand, TokenCommand
 from memgauge.cli.commands.run import RunCommand
@@ -19,6 +20,7 @@ __all__ = [
     "COMMANDS",
     "CheckCommand",
     "CompareCommand",
+    "FitCommand",
     "FitLimitCommand",
     "PolicyCommand",
     "RunCommand",
@@ -35,6 +37,7 @@ COMMANDS = (
     CompareCommand(),
     CheckCommand(),
     FitLimitCommand(),
+    FitCommand(),
     SweepCommand(),
     ServeCommand(),
     SubmitCommand(),

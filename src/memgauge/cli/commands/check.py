@@ -66,7 +66,8 @@ class CheckCommand:
             "--enforce",
             action="store_true",
             help="stop the program as soon as a whole-run rss, wall or cpu limit is crossed (cgroup "
-            "limit where one can be made, else a watchdog); the profile is still written",
+            "limit where one can be made, else a watchdog); the profile is still written; a gpu "
+            "limit caps torch's allocator in the program (survived or out of memory)",
         )
         p.add_argument(
             "--prove",
@@ -149,6 +150,8 @@ class CheckCommand:
                     f"--format {args.format} with a program needs -o PATH (its stdout is its own)"
                 )
             plan = RunPlan(args, rest, enforce=_hard_limits(budget) if args.enforce else None)
+            if args.enforce:
+                _cap_gpu(plan, budget)
             runs = []
             for i in range(1, args.repeat + 1):
                 if args.repeat > 1:
@@ -178,12 +181,26 @@ def _fraction(text: str | None, option: str) -> float | None:
         raise UsageError(f"{option} takes a percentage such as 10%, not {text!r}") from None
 
 
-def _hard_limits(budget: Budget) -> HardLimits:
+def _cap_gpu(plan: RunPlan, budget: Budget) -> None:
+    """A gpu= limit under --enforce caps torch's reserve in the program (docs/gpu.md), through
+    the program's environment (never memgauge's own: the next run in this process is uncapped)."""
+    from memgauge.capture import ENV_GPU_CAP
+
+    limit = budget.get("gpu")
+    if limit is not None:
+        plan.options.env = {**(plan.options.env or os.environ), ENV_GPU_CAP: str(int(limit.value))}
+
+
+def _hard_limits(budget: Budget) -> HardLimits | None:
     from memgauge.runner import HardLimits
 
     whole = {limit.metric: limit.value for limit in budget.limits if limit.phase is None}
+    if not any(m in whole for m in ("rss", "wall", "cpu", "gpu")):
+        raise UsageError(
+            "--enforce needs a whole-run rss, wall, cpu or gpu limit (phase limits are judged after)"
+        )
     if not any(m in whole for m in ("rss", "wall", "cpu")):
-        raise UsageError("--enforce needs a whole-run rss, wall or cpu limit (phase limits are judged after)")
+        return None  # gpu alone: enforced inside the program
     rss = whole.get("rss")
     return HardLimits(
         memory_bytes=None if rss is None else int(rss),

@@ -21,6 +21,12 @@ class RunCommand:
 
     def prepare_parser(self, parser: Parser) -> None:
         run_options(parser)
+        parser.add_argument(
+            "--tensorboard",
+            metavar="DIR",
+            help="also write the throughput and memory figures as TensorBoard scalars to DIR "
+            "(needs the tensorboard extra; docs/training.md)",
+        )
         # how the sweep jobs and the sandbox run untrusted code: a plan only they write, so not an
         # option for people, and kept out of --help
         parser.add_argument("--sandbox", metavar="PLAN.json", help=argparse.SUPPRESS)

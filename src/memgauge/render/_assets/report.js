@@ -170,6 +170,44 @@
     barChart("chart-imports", data.imports.labels,
              [{ label: "own memory", data: data.imports.bytes, backgroundColor: "#2563eb" }], fmtBytes, true);
     if (data.torch) torchChart(data.torch);
+    if (data.training) trainingCharts(data.training);
+  }
+
+  // training: each step's rate (warm-up and the FLOP-counted step greyed), and its wait for data
+  // stacked under the rest of its time
+  function trainingCharts(d) {
+    var rate = document.getElementById("chart-training-rate");
+    if (rate && d.labels.length) {
+      new Chart(rate, {
+        type: "line",
+        data: { labels: d.labels, datasets: [{ label: "steps/s", data: d.rate, borderColor: PALETTE[0],
+          pointBackgroundColor: d.warmup.map(function (w) { return w ? "#9ca3af" : PALETTE[0]; }) }] },
+        options: { animation: false, responsive: true, maintainAspectRatio: false,
+          scales: { x: { title: { display: true, text: "step" } },
+                    y: { beginAtZero: true, title: { display: true, text: "steps/s" } } },
+          plugins: { legend: { display: false } } }
+      });
+    }
+    if (d.cpu && d.cpu.labels.length) {
+      barChart("chart-training-cpu", d.cpu.labels,
+               [{ label: "CPU share of its lifetime", data: d.cpu.share, backgroundColor: PALETTE[2] }],
+               function (v) { return (v * 100).toFixed(0) + "%"; }, true);
+    }
+    var wait = document.getElementById("chart-training-wait");
+    if (wait && d.labels.length) {
+      new Chart(wait, {
+        type: "bar",
+        data: { labels: d.labels, datasets: [
+          { label: "waiting for data", data: d.wait, backgroundColor: PALETTE[4] },
+          { label: "the rest of the step", data: d.compute, backgroundColor: PALETTE[1] }] },
+        options: { animation: false, responsive: true, maintainAspectRatio: false,
+          scales: { x: { stacked: true, title: { display: true, text: "step" } },
+                    y: { stacked: true, title: { display: true, text: "seconds" },
+                         ticks: { callback: function (v) { return fmtSeconds(v); } } } },
+          plugins: { legend: { position: "bottom" }, tooltip: { mode: "index", intersect: false,
+            callbacks: { label: function (item) { return item.dataset.label + ": " + fmtSeconds(item.parsed.y); } } } } }
+      });
+    }
   }
 
   // torch: each step's peak, stacked by role (the roles in the order a storage is counted under)

@@ -43,7 +43,7 @@ def _policy_row(p: Policy) -> _PolicyRow:
 
     try:
         limits = [
-            f"{limit.key} ≤ {format_amount(limit.value, limit.unit)}"
+            f"{limit.key} {'≥' if limit.lower else '≤'} {format_amount(limit.value, limit.unit)}"
             for limit in parse_budget(p.budget, source=f"policy {p.name}")
         ]
     except BudgetError as e:  # a budget an older memgauge accepted

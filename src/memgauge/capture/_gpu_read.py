@@ -1,0 +1,63 @@
+"""Reading the ``gpu`` objects of the torch trackers' records (``torch.<pid>.json``) per process.
+
+Runs in the runner, after the program. ``read_torch`` reads the rest of those records; this reader
+takes only their ``gpu`` part, for every process (the GPU layers are summed over processes, where
+``read_torch`` keeps the largest). An object that breaks the layout (``_gpu.GPU_FIELDS``) is left
+out with a warning naming its file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from memgauge.capture._gpu import GPU_DEVICE_FIELDS, GPU_FIELDS, GPU_WINDOW_FIELDS
+from memgauge.capture._wire import TORCH, layout_problem, pid_of, problem
+from memgauge.model import CaptureWarning
+
+
+def _check(gpu: object) -> str | None:
+    found = layout_problem(gpu, GPU_FIELDS)
+    if found is not None or not isinstance(gpu, dict):
+        return found
+    for device in gpu["devices"]:
+        found = layout_problem(device, GPU_DEVICE_FIELDS)
+        if found is not None:
+            return f"a device: {found}"
+    for window in gpu["windows"]:
+        found = layout_problem(window, GPU_WINDOW_FIELDS)
+        if found is not None:
+            return f"a window: {found}"
+    cap = gpu.get("cap_bytes")
+    if cap is not None and layout_problem({"cap_bytes": cap}, {"cap_bytes": "int"}) is not None:
+        return "field 'cap_bytes' is not of type int"
+    if not all(isinstance(v, int) and k.isdigit() for k, v in gpu["tensors"].items()):
+        return "field 'tensors' is not a map of device index to bytes"
+    return None
+
+
+def read_gpu_records(
+    directory: str | os.PathLike[str], *, warnings: list[CaptureWarning] | None = None
+) -> dict[int, dict[str, Any]]:
+    """pid -> the ``gpu`` object of that process's torch record (processes without one left out)."""
+    found: dict[int, dict[str, Any]] = {}
+    for name in sorted(os.listdir(directory)):
+        pid = pid_of(name, TORCH)
+        if pid is None:
+            continue
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8") as f:
+                record = json.load(f)
+        except (OSError, ValueError):
+            continue  # read_torch has said so already
+        if problem(record, {}) is not None or "gpu" not in record:
+            continue
+        trouble = _check(record["gpu"])
+        if trouble is not None:
+            if warnings is not None:
+                message = f"gpu: {trouble}: its GPU figures are missing"
+                warnings.append(CaptureWarning(file=name, message=message))
+            continue
+        found[pid] = record["gpu"]
+    return found

@@ -1,0 +1,303 @@
+"""Training throughput inside the measured process: steps, the wait for data, samples, counters.
+
+Standard library only. A ``Loop`` per process keeps one row per step (``_wire.TRAINING_STEP_ROW``):
+when it ended, its wall time (from the previous step's end, or from the first thing the loop was
+seen doing), how much of it was spent waiting for the next batch, and how many samples it took.
+Steps end at ``memgauge.step()`` or, under torch, at each optimizer step (the torch tracker calls
+``Loop.end_step`` through ``on_step``). Batches are seen where the program fetches them: torch's
+DataLoader iterators (``_training_torch`` wraps ``__next__`` once torch is imported) or any
+iterator the program wraps in ``memgauge.timed_iter``. ``memgauge.step("env")`` (a kind) only
+counts: for loops without a model (RL environment steps, data generation).
+
+The loop writes ``training.<pid>.json`` (``_wire``), rewritten whole at most every second at step
+ends and at exit: one ``os.replace`` per second, however short the steps.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from memgauge.capture._events import ENV_EVENTS_DIR
+from memgauge.capture._wire import TRAINING, VERSION, WIRE_VERSION, file_name
+
+# not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
+
+MAX_STEPS = 20000
+WRITE_EVERY_SECONDS = 1.0
+
+
+def batch_samples(batch: object) -> int | None:
+    """The leading dimension of a batch: of the batch itself when it has a shape, else of the first
+    element (a tuple or list) or value (a dict) that has one. None where nothing has a shape."""
+    found = _leading(batch)
+    if found is not None:
+        return found
+    items: Iterable[object] = ()
+    if isinstance(batch, (tuple, list)):
+        items = batch
+    elif isinstance(batch, dict):
+        items = batch.values()
+    for item in items:
+        found = _leading(item)
+        if found is not None:
+            return found
+    return None
+
+
+def _leading(value: object) -> int | None:
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and shape:
+        try:
+            return int(shape[0])
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+class Loop:
+    """The steps of one process. ``write`` saves ``record()`` (None: kept in memory only)."""
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        write: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.pid = os.getpid()
+        self.clock = clock
+        self.write = write
+        self.rows: list[list[Any]] = []
+        self.dropped = 0
+        self.fetches = 0
+        # kind -> [count, first time, last time]
+        self.counters: dict[str, list[float]] = {}
+        self.flops: dict[str, Any] | None = None
+        self.peak: dict[str, Any] | None = None
+        # the torch part (``_training_torch.TorchPart``): FLOP counting around one step
+        self.torch: Any = None
+        # what this process is to the loop ("DataLoader worker 0"); "" for the program's own
+        self.role = ""
+        # the kernel's I/O counters of this process at its end (/proc/self/io)
+        self.io: dict[str, int] | None = None
+        self._start: float | None = None
+        self._wait = 0.0
+        self._samples: int | None = None
+        self._tokens: int | None = None
+        self._last_write = 0.0
+
+    def waited(self, start: float, end: float) -> None:
+        """``start``..``end`` was spent waiting for data (starting an epoch's loader workers)."""
+        if self._start is None:
+            self._start = start
+        self._wait += end - start
+
+    def fetched(self, start: float, end: float, samples: int | None) -> None:
+        """A batch arrived: ``start``..``end`` was spent waiting for it."""
+        self.waited(start, end)
+        self.fetches += 1
+        if samples is not None:
+            self._samples = (self._samples or 0) + samples
+
+    def count(self, kind: str) -> None:
+        now = self.clock()
+        counter = self.counters.get(kind)
+        if counter is None:
+            self.counters[kind] = [1, now, now]
+        else:
+            counter[0] += 1
+            counter[2] = now
+
+    def set_samples(self, samples: int, *, last: bool = False) -> None:
+        """The user's count of samples, over the loader's: of the step running, or with ``last`` of
+        the step that just ended (an optimizer ended it)."""
+        if not last:
+            self._samples = samples
+        elif self.rows:
+            self.rows[-1][3] = samples
+
+    def set_tokens(self, tokens: int, *, last: bool = False) -> None:
+        """The user's count of tokens (whatever a token is to the program): of the step running,
+        or with ``last`` of the step that just ended."""
+        if not last:
+            self._tokens = tokens
+        elif self.rows:
+            self.rows[-1][5] = tokens
+
+    def end_step(self, kind: str, start: float | None = None) -> None:
+        """A step ended. ``start``: when the torch tracker saw it begin (its first forward), for
+        the first step, which has no previous end to start from."""
+        index = len(self.rows) + self.dropped
+        if self.torch is not None:
+            self.torch.step_ending(index)
+        now = self.clock()
+        begin = self._start
+        if start is not None and (begin is None or start < begin):
+            begin = start
+        if len(self.rows) < MAX_STEPS:
+            seconds = None if begin is None else round(now - begin, 6)
+            self.rows.append(
+                [round(now, 6), seconds, round(self._wait, 6), self._samples, kind, self._tokens]
+            )
+        else:
+            self.dropped += 1
+        self._start = now
+        self._wait = 0.0
+        self._samples = None
+        self._tokens = None
+        if self.torch is not None:
+            self.torch.step_ended(index)
+        if now - self._last_write >= WRITE_EVERY_SECONDS:
+            self.flush()
+
+    def record(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "pid": self.pid,
+            "t": self.clock(),
+            "steps": self.rows,
+            "steps_dropped": self.dropped,
+            "fetches": self.fetches,
+            "counters": {k: list(v) for k, v in self.counters.items()},
+        }
+        if self.flops is not None:
+            out["flops"] = self.flops
+        if self.peak is not None:
+            out["peak"] = self.peak
+        if self.role:
+            out["role"] = self.role
+        if self.io is not None:
+            out["io"] = self.io
+        return out
+
+    def flush(self) -> None:
+        self._last_write = self.clock()
+        if self.write is not None:
+            try:
+                self.write(self.record())
+            except (OSError, TypeError, ValueError):
+                self.write = None  # the directory is gone: the program goes on unmeasured
+
+    def at_exit(self) -> None:
+        if self.pid != os.getpid():
+            return
+        if self.torch is not None:
+            import contextlib
+
+            # a failed peak measurement must not cost the record
+            with contextlib.suppress(Exception):
+                self.torch.at_exit()
+        if self.rows or self.counters or self.fetches or self.role:
+            self.io = read_io()
+            self.flush()
+
+
+def read_io() -> dict[str, int] | None:
+    """This process's I/O counters: ``rchar``/``wchar`` (every read and write call) and
+    ``read_bytes``/``write_bytes`` (what reached storage); None where /proc has none."""
+    try:
+        with open("/proc/self/io", encoding="ascii") as f:
+            pairs = (line.partition(":") for line in f)
+            return {k: int(v) for k, _, v in pairs if k in ("rchar", "wchar", "read_bytes", "write_bytes")}
+    except (OSError, ValueError):
+        return None
+
+
+def _writer(directory: str) -> Callable[[dict[str, Any]], None]:
+    import json
+
+    def write(record: dict[str, Any]) -> None:
+        path = os.path.join(directory, file_name(TRAINING, os.getpid()))
+        tmp = path + ".tmp"
+        text = json.dumps({VERSION: WIRE_VERSION, **record}, separators=(",", ":"), allow_nan=False)
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+
+    return write
+
+
+_loop: Loop | None = None
+_checked_pid = -1
+
+
+def current_loop() -> Loop | None:
+    """This process's loop, made on first use when a runner measures the process (None when not:
+    ``memgauge.step()`` then costs a global lookup and a pid check)."""
+    global _loop, _checked_pid
+    loop = _loop
+    pid = os.getpid()
+    if loop is not None and loop.pid == pid:
+        return loop
+    if _checked_pid == pid and loop is None:
+        return None
+    _checked_pid = pid
+    directory = os.environ.get(ENV_EVENTS_DIR, "")
+    if not directory:
+        _loop = None
+        return None
+    import atexit
+
+    loop = Loop(write=_writer(directory))
+    atexit.register(loop.at_exit)
+    _loop = loop
+    return loop
+
+
+def step(kind: str = "", *, samples: int | None = None, tokens: int | None = None) -> None:
+    """Mark the end of a step where no optimizer marks it (``memgauge.step()``), or count one event
+    of ``kind`` (``memgauge.step("env")``: RL environment steps, generated items) without ending a
+    step. ``samples``: how many samples the step took (over the leading dimension of the batches
+    the loader returned); right after an optimizer step it sets that step's count and ends none.
+    ``tokens``: the step's tokens, as the program counts them (gives tokens/s), likewise. A no-op
+    when nothing is measured."""
+    loop = _loop if _loop is not None and _loop.pid == os.getpid() else current_loop()
+    # looked up, not imported: a tracker exists only once torch tracking is loaded, and importing
+    # it from here would close a circle (its hooks import this module)
+    tracking = sys.modules.get("memgauge.capture._torch")
+    tracker = tracking.active_torch_tracker() if tracking is not None else None
+    if kind:
+        if loop is not None:
+            loop.count(kind)
+        return
+    if loop is not None and (samples is not None or tokens is not None):
+        # right after an optimizer ended the step (nothing ran since): the counts are that step's
+        last = (
+            tracker is not None
+            and not tracker._active
+            and bool(loop.rows)
+            and loop.rows[-1][4] == "optimizer"
+        )
+        if samples is not None:
+            loop.set_samples(samples, last=last)
+        if tokens is not None:
+            loop.set_tokens(tokens, last=last)
+        if last:
+            return
+    if tracker is not None:
+        tracker.end_step("explicit")  # its on_step ends the loop's step too
+    elif loop is not None:
+        loop.end_step("explicit")
+
+
+def timed_iter(iterable: Iterable[T]) -> Iterator[T]:
+    """Iterate over ``iterable``, counting the time each ``next`` takes as the loop's data wait and
+    each item's leading dimension as its samples: for loaders that are not torch DataLoaders."""
+    it = iter(iterable)
+    clock = time.monotonic
+    while True:
+        loop = current_loop()
+        t0 = clock()
+        try:
+            item = next(it)
+        except StopIteration:
+            return
+        if loop is not None:
+            loop.fetched(t0, clock(), batch_samples(item))
+        yield item

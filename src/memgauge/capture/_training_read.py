@@ -1,0 +1,151 @@
+"""Reading the throughput loops' records (``training.<pid>.json``, see ``_wire``).
+
+Runs in the runner, after the program. A record that does not pass the wire format is left out
+with a warning naming its file. The steps are those of the process that ran the most (a training
+script's DataLoader workers import torch too, and step nothing); ``memgauge.step(kind)`` counters
+are summed over every process (a data-generation loop spread over processes counts all of them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from memgauge.capture._wire import (
+    TRAINING,
+    TRAINING_FIELDS,
+    TRAINING_FLOPS_FIELDS,
+    TRAINING_OPTIONAL,
+    TRAINING_PEAK_FIELDS,
+    TRAINING_STEP_ROW,
+    layout_problem,
+    pid_of,
+    problem,
+)
+from memgauge.model import CaptureWarning, TrainingCounter, TrainingStep
+
+
+@dataclass
+class LoopRecord:
+    """What the processes' loops wrote: the main loop's steps (times from the run's start), every
+    process's counters, and the counted step's FLOPs and the device's measured peak, if any."""
+
+    pid: int
+    steps: list[TrainingStep]
+    steps_dropped: int = 0
+    fetches: int = 0
+    counters: list[TrainingCounter] = field(default_factory=list)
+    # {"step", "total", "by": [[device, dtype, flops]], "device_name"}
+    flops: dict[str, Any] | None = None
+    # {"flops_per_second", "dtype", "source"}: a peak measured on this machine (the CPU's)
+    peak: dict[str, Any] | None = None
+    # every process that wrote a record: pid -> (its role, its /proc/self/io counters or None)
+    roles: dict[int, tuple[str, dict[str, int] | None]] = field(default_factory=dict)
+
+
+def _check(record: Any) -> str | None:
+    found = problem(record, TRAINING_FIELDS, TRAINING_OPTIONAL)
+    if found is not None:
+        return found
+    for row in record["steps"]:
+        if not isinstance(row, list) or len(row) != len(TRAINING_STEP_ROW):
+            return f"a step row is not {len(TRAINING_STEP_ROW)} values"
+        end, seconds, wait, samples, kind, tokens = row
+        if not all(isinstance(v, (int, float)) for v in (end, wait)) or not isinstance(kind, str):
+            return "a step row has a field of the wrong type"
+        if seconds is not None and not isinstance(seconds, (int, float)):
+            return "a step row's seconds is not a number"
+        if any(n is not None and not isinstance(n, int) for n in (samples, tokens)):
+            return "a step row's samples or tokens is not an integer"
+    for kind, counter in record["counters"].items():
+        if not isinstance(counter, list) or len(counter) != 3:
+            return f"counter {kind!r} is not [count, first, last]"
+    if "flops" in record:
+        found = layout_problem(record["flops"], TRAINING_FLOPS_FIELDS)
+        if found is not None:
+            return f"the FLOP count: {found}"
+    if "peak" in record:
+        found = layout_problem(record["peak"], TRAINING_PEAK_FIELDS)
+        if found is not None:
+            return f"the measured peak: {found}"
+    return None
+
+
+def _steps(record: dict[str, Any], t0: float) -> list[TrainingStep]:
+    flops = record.get("flops")
+    counted = int(flops["step"]) if flops else -1
+    return [
+        TrainingStep(
+            index=i,
+            end_seconds=round(float(end) - t0, 6),
+            seconds=None if seconds is None else float(seconds),
+            wait_seconds=float(wait),
+            samples=None if samples is None else int(samples),
+            kind=str(kind),
+            flops_counted=i == counted,
+            tokens=None if tokens is None else int(tokens),
+        )
+        for i, (end, seconds, wait, samples, kind, tokens) in enumerate(record["steps"])
+    ]
+
+
+def _counters(records: list[dict[str, Any]]) -> list[TrainingCounter]:
+    totals: dict[str, list[float]] = {}
+    for record in records:
+        for kind, (count, first, last) in record["counters"].items():
+            total = totals.setdefault(kind, [0, 0.0])
+            total[0] += int(count)
+            # each process's own span; the rate is the sum of the processes' rates
+            if int(count) > 1 and float(last) > float(first):
+                total[1] += (int(count) - 1) / (float(last) - float(first))
+    return [
+        TrainingCounter(kind, int(count), round(rate, 3) if rate > 0 else None)
+        for kind, (count, rate) in sorted(totals.items())
+    ]
+
+
+def read_training(
+    directory: str | os.PathLike[str], t0: float, *, warnings: list[CaptureWarning] | None = None
+) -> LoopRecord | None:
+    """The loops of the run, or None when no process stepped, fetched or counted anything."""
+    records: list[dict[str, Any]] = []
+    for name in sorted(os.listdir(directory)):
+        if pid_of(name, TRAINING) is None:
+            continue
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8") as f:
+                record = json.load(f)
+        except (OSError, ValueError) as e:
+            _warn(warnings, name, f"unreadable ({e}): this process's throughput figures are missing")
+            continue
+        found = _check(record)
+        if found is not None:
+            _warn(warnings, name, f"{found}: this process's throughput figures are missing")
+            continue
+        records.append(record)
+    if not records:
+        return None
+    main = max(records, key=lambda r: (len(r["steps"]), int(r.get("fetches", 0))))
+    return LoopRecord(
+        pid=int(main["pid"]),
+        steps=_steps(main, t0),
+        steps_dropped=int(main.get("steps_dropped", 0)),
+        fetches=int(main.get("fetches", 0)),
+        counters=_counters(records),
+        flops=main.get("flops"),
+        peak=main.get("peak"),
+        roles={
+            int(r["pid"]): (
+                str(r.get("role", "")) or ("main loop" if r is main else ""),
+                {str(k): int(v) for k, v in r["io"].items() if isinstance(v, int)} if "io" in r else None,
+            )
+            for r in records
+        },
+    )
+
+
+def _warn(warnings: list[CaptureWarning] | None, name: str, message: str) -> None:
+    if warnings is not None:
+        warnings.append(CaptureWarning(file=name, message=message))

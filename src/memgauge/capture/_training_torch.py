@@ -1,0 +1,254 @@
+"""The torch side of training throughput: DataLoader waits, FLOPs of one step, the CPU's peak.
+
+Connected by ``_torch_hooks.connect`` once the program has imported torch (and a runner measures
+it). Three things:
+
+- **Data wait**: ``_BaseDataLoaderIter.__next__`` (every DataLoader iterator's, single- or
+  multi-process) and ``DataLoader.__iter__`` (which starts the workers of each epoch) are wrapped:
+  the time inside them is time the loop waited for data, and the batch's leading dimension its
+  samples (``_training.batch_samples``).
+- **FLOPs**: ``torch.utils.flop_counter.FlopCounterMode`` is entered when step ``FLOP_STEP - 1``
+  ends and left when the next one ends: one representative step after warm-up is counted, the
+  others run without the dispatch mode. The counted step is slower (every operator goes through
+  Python) and is left out of the rates. Each counted operator's FLOPs are kept by the device and
+  dtype of its first tensor input, so MFU is judged against the peak of the dtype that did the work.
+- **The CPU's peak**: where the counted step ran on the CPU, a short matmul benchmark at exit
+  (best of a few products of two 1024-square matrices in the step's dtype, with torch's threads):
+  a measured peak, not a datasheet's, cached per CPU model, thread count, dtype and torch version
+  in ``$XDG_CACHE_HOME/memgauge/cpu-peak.json`` (``~/.cache``), so a machine pays for it once.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import time
+from typing import Any
+
+import torch
+from torch.utils.data import DataLoader
+from torch.utils.data.dataloader import _BaseDataLoaderIter
+
+from memgauge.capture._torch_track import Tracker
+from memgauge.capture._training import Loop, batch_samples, current_loop
+
+ENV_FLOP_STEP = "MEMGAUGE_FLOP_STEP"  # the index of the step whose FLOPs are counted; "off": none
+FLOP_STEP = 3
+BENCH_SIZE = 1024
+BENCH_SECONDS = 0.3
+
+_wrapped: list[tuple[Any, str, Any]] = []
+
+
+def flop_step(environ: dict[str, str] | os._Environ[str] | None = None) -> int | None:
+    value = (environ if environ is not None else os.environ).get(ENV_FLOP_STEP, "")
+    if value == "off":
+        return None
+    return int(value) if value.isdigit() and int(value) >= 1 else FLOP_STEP
+
+
+def attach(tracker: Tracker) -> None:
+    """Connect the throughput loop of this process to torch (idempotent per tracker)."""
+    loop = current_loop()
+    if loop is None:
+        return
+    tracker.on_step = _end_step
+    at = flop_step()
+    if at is not None and loop.torch is None:
+        loop.torch = TorchPart(loop, at)
+    if not _wrapped:
+        _wrap(_BaseDataLoaderIter, "__next__", with_samples=True)
+        _wrap(DataLoader, "__iter__", with_samples=False)
+        _wrap_worker()
+
+
+def _wrap_worker() -> None:
+    """Name DataLoader worker processes, and write their record when their loop ends: they leave
+    through ``os._exit`` (multiprocessing), which runs no ``atexit``."""
+    from torch.utils.data._utils import worker
+
+    original = worker._worker_loop
+
+    @functools.wraps(original)
+    def worker_loop(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(*args, **kwargs)
+        finally:
+            loop = current_loop()
+            info = torch.utils.data.get_worker_info()
+            if loop is not None:
+                loop.role = f"DataLoader worker {info.id}" if info is not None else "DataLoader worker"
+                loop.at_exit()
+
+    _wrapped.append((worker, "_worker_loop", original))
+    worker._worker_loop = worker_loop
+
+
+def _end_step(kind: str, start: float | None) -> None:
+    loop = current_loop()
+    if loop is not None:
+        loop.end_step(kind, start)
+
+
+def _wrap(owner: Any, name: str, *, with_samples: bool) -> None:
+    original = getattr(owner, name)
+    clock = time.monotonic
+
+    @functools.wraps(original)
+    def waited(self: Any) -> Any:
+        t0 = clock()
+        out = original(self)
+        loop = current_loop()
+        if loop is not None:
+            if with_samples:
+                loop.fetched(t0, clock(), batch_samples(out))
+            else:
+                loop.waited(t0, clock())  # starting an epoch's iterator: a wait, not a batch
+        return out
+
+    _wrapped.append((owner, name, original))
+    setattr(owner, name, waited)
+
+
+def unwrap() -> None:
+    """Put torch's own methods back (for a block measured in-process, once it ends)."""
+    while _wrapped:
+        owner, name, original = _wrapped.pop()
+        setattr(owner, name, original)
+
+
+class TorchPart:
+    """Counts the FLOPs of step ``at`` and measures the CPU's peak at exit when that step ran on
+    the CPU."""
+
+    def __init__(self, loop: Loop, at: int) -> None:
+        self.loop = loop
+        self.at = at
+        self.counter: Any = None
+        self.by: dict[tuple[str, str], int] = {}
+
+    def step_ending(self, index: int) -> None:
+        if self.counter is None:
+            return
+        counter, self.counter = self.counter, None
+        counter.__exit__(None, None, None)
+        total = int(counter.get_total_flops())
+        rows: list[list[Any]] = [[d, t, n] for (d, t), n in sorted(self.by.items(), key=lambda kv: -kv[1])]
+        device = str(rows[0][0]) if rows else ""
+        self.loop.flops = {"step": index, "total": total, "by": rows, "device_name": _device_name(device)}
+
+    def step_ended(self, index: int) -> None:
+        if index != self.at - 1 or self.loop.flops is not None:
+            return
+        from torch.utils.flop_counter import FlopCounterMode
+
+        counter: Any = FlopCounterMode(display=False)
+        original = counter._count_flops
+        registry = counter.flop_registry
+        by = self.by
+
+        def count(func_packet: Any, out: Any, args: Any, kwargs: Any) -> Any:
+            flops = registry.get(func_packet)
+            if flops is not None:
+                first = next((a for a in args if isinstance(a, torch.Tensor)), None)
+                if first is not None:
+                    key = (first.device.type, str(first.dtype).replace("torch.", ""))
+                    by[key] = by.get(key, 0) + int(flops(*args, **kwargs, out_val=out))
+            return original(func_packet, out, args, kwargs)
+
+        counter._count_flops = count
+        counter.__enter__()
+        self.counter = counter
+
+    def at_exit(self) -> None:
+        if self.counter is not None:  # the program ended inside the counted step: nothing to keep
+            self.counter.__exit__(None, None, None)
+            self.counter = None
+        flops = self.loop.flops
+        if not flops or not flops["by"] or flops["by"][0][0] != "cpu":
+            return
+        dtype = str(flops["by"][0][1])
+        self.loop.peak = cpu_peak(dtype)
+
+
+def _device_name(device: str) -> str:
+    if device == "cuda" and torch.cuda.is_available():
+        return str(torch.cuda.get_device_name(torch.cuda.current_device()))
+    if device == "cpu":
+        return cpu_model()
+    return device
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or "cpu"
+
+
+def _cache_path() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "memgauge", "cpu-peak.json")
+
+
+def cpu_peak(dtype: str) -> dict[str, Any] | None:
+    """The CPU's measured matmul peak in ``dtype`` (cached); None for a dtype torch cannot multiply
+    on this CPU."""
+    threads = torch.get_num_threads()
+    key = f"{cpu_model()}|{threads}|{dtype}|{torch.__version__}"
+    path = _cache_path()
+    cache: dict[str, Any] = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            loaded = json.load(f)
+        if isinstance(loaded, dict):
+            cache = loaded
+    except (OSError, ValueError):
+        pass
+    found = cache.get(key)
+    if isinstance(found, dict) and isinstance(found.get("flops_per_second"), (int, float)):
+        return {**found, "cached": True}
+    try:
+        rate = measure_matmul(getattr(torch, dtype))
+    except (AttributeError, RuntimeError, TypeError):
+        return None
+    entry = {
+        "flops_per_second": rate,
+        "dtype": dtype,
+        "threads": threads,
+        "source": f"measured: best {BENCH_SIZE}x{BENCH_SIZE} matmul on {cpu_model()}, {threads} threads",
+    }
+    cache[key] = entry
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(cache, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # uncached: the next run measures again
+    return {**entry, "cached": False}
+
+
+def measure_matmul(dtype: torch.dtype, *, size: int = BENCH_SIZE, seconds: float = BENCH_SECONDS) -> float:
+    """FLOP/s of the fastest of repeated ``size``-square matrix products within ``seconds``."""
+    with torch.no_grad():
+        a = torch.randn(size, size).to(dtype)
+        b = torch.randn(size, size).to(dtype)
+        torch.mm(a, b)  # warm-up: threads, packing buffers
+        best = float("inf")
+        end = time.perf_counter() + seconds
+        runs = 0
+        while runs < 3 or time.perf_counter() < end:
+            t0 = time.perf_counter()
+            torch.mm(a, b)
+            best = min(best, time.perf_counter() - t0)
+            runs += 1
+    return 2.0 * size**3 / best

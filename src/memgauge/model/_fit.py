@@ -1,0 +1,118 @@
+"""The record of ``memgauge fit``: the largest value of one parameter whose run stays within a
+budget, every trial that found it, and the run that verified it (docs/fit.md).
+
+Written as ``{"format": "memgauge-fit", "version": 1, "fit": {...}}``; ``fit`` always holds
+``parameter``, ``value`` (None: nothing fits), ``runs`` and ``verified``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from memgauge._errors import ProfileFormatError
+
+FIT_FORMAT = "memgauge-fit"
+FIT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class FitTrial:
+    """One run at ``value``: ``figures`` the measured figure of each limited metric (bytes or
+    seconds; a metric the run gave no figure for is absent); ``fits``: it ran to a clean exit with
+    every figure within the limit the search aimed at; ``over``: the metrics above it; ``error``:
+    why it does not count as fitting apart from the limits (a failed run); ``guided``: the value
+    was chosen by the growth law (else by doubling or bisection)."""
+
+    value: int
+    figures: dict[str, float]
+    fits: bool
+    exit_code: int | None = None
+    error: str | None = None
+    seconds: float = 0.0
+    over: tuple[str, ...] = ()
+    guided: bool = False
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FitTrial:
+        return cls(**{**data, "over": tuple(data.get("over", ()))})
+
+
+@dataclass(frozen=True)
+class NonMonotonic:
+    """``value`` did what a program whose need grows with the value would not, given the smaller
+    ``below``: it fits where ``below`` did not (``metric`` "fits"), or its figure of ``metric`` is
+    lower (``figure`` against ``below_figure``)."""
+
+    value: int
+    below: int
+    metric: str
+    figure: float | None = None
+    below_figure: float | None = None
+
+
+@dataclass(frozen=True)
+class FitVerification:
+    """The answer run cold under the budget's memory limit as a hard limit (``limit_bytes``;
+    None: there was no memory limit, a plain run): ``survived`` it, and ``verified``: survived
+    with a clean exit and within every other limit (``over``: those it crossed). ``peak_bytes`` is
+    the cgroup's peak under the limit, ``unlimited_peak_bytes`` the same run's without it."""
+
+    value: int
+    limit_bytes: int | None
+    survived: bool
+    verified: bool
+    exit_code: int | None
+    oom_kills: int
+    limit_hits: int
+    wall_seconds: float
+    peak_bytes: int
+    unlimited_peak_bytes: int
+    runs: int
+    over: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FitVerification:
+        return cls(**{**data, "over": tuple(data.get("over", ()))})
+
+
+@dataclass
+class FitRecord:
+    """``budget``: each limit as given (bytes or seconds, by metric); ``aims``: the limits the
+    search held trials to (the budget less ``margin``); ``reason``: how the search ended
+    ("boundary": ``value`` fits and ``value + 1`` does not; "maximum fits"; "nothing fits";
+    "too large"); ``laws``: the law fitted to each metric over the trials, as text."""
+
+    parameter: str
+    value: int | None
+    runs: int
+    verified: bool
+    command: list[str]
+    budget: dict[str, float]
+    aims: dict[str, float]
+    margin: float
+    low: int
+    high: int | None
+    reason: str
+    trials: list[FitTrial] = field(default_factory=list)
+    laws: dict[str, str] = field(default_factory=dict)
+    non_monotonic: list[NonMonotonic] = field(default_factory=list)
+    verification: FitVerification | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": FIT_FORMAT, "version": FIT_VERSION, "fit": asdict(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FitRecord:
+        if data.get("format") != FIT_FORMAT or data.get("version") != FIT_VERSION:
+            raise ProfileFormatError(f"not a memgauge fit record (version {FIT_VERSION})")
+        fit = dict(data["fit"])
+        verification = fit.get("verification")
+        return cls(
+            **{
+                **fit,
+                "trials": [FitTrial.from_dict(t) for t in fit.get("trials", [])],
+                "non_monotonic": [NonMonotonic(**n) for n in fit.get("non_monotonic", [])],
+                "verification": None if verification is None else FitVerification.from_dict(verification),
+            }
+        )

@@ -1,0 +1,186 @@
+"""``Profile.gpu``: per device, the allocator records of the run's processes beside NVML's samples.
+
+Inside: each process's torch tracker wrote its CUDA allocator figures and its tensors per device
+(``capture.read_gpu_records``). Outside: the runner's NVML sampler saw the device and every process
+on it (``watcher.NvmlSamples``). A device is the same in both when its UUID is (torch and NVML
+number devices differently under ``CUDA_VISIBLE_DEVICES``); a process, when its pid is, or, where
+NVML's pids are another namespace's (a container), when exactly one unknown NVML process holds what
+the process reserved plus a plausible context.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memgauge._units import format_bytes
+from memgauge.capture import read_gpu_records
+from memgauge.model import CaptureWarning, GpuDevice, GpuProcess, GpuWindow
+from memgauge.watcher import NvmlDeviceSamples, NvmlSamples
+
+# a CUDA context was 518 MiB bare to 2036 MiB (eager loading, after a training step) on an H100
+# (docs/gpu-facts.md): an unknown process that holds more than this above what a process reserved
+# is not that process
+MAX_CONTEXT = 4 << 30
+SOURCE_ALLOCATOR = "torch.cuda.memory_stats (in the process, peaks reset per step)"
+SOURCE_TENSORS = "torch tracker (storages on the device)"
+SOURCE_PROCESS = "NVML per-process used memory (nvmlDeviceGetComputeRunningProcesses), sampled"
+SOURCE_DEVICE = "NVML device used memory (v2), sampled"
+SOURCE_CONTEXT = "process_peak - reserved_peak"
+
+
+def _sum(values: list[int]) -> int | None:
+    return sum(values) if values else None
+
+
+def _allocator(device: GpuDevice, rows: list[tuple[int, dict[str, Any]]], tensors: list[int]) -> None:
+    """The inside figures of the processes (pid, allocator row) that used ``device``."""
+    for key in ("allocated_peak", "reserved_peak", "active_peak", "reserved_unallocated_at_peak"):
+        setattr(device, key, _sum([int(row[key]) for _, row in rows]))
+    device.alloc_retries = _sum([int(row["alloc_retries"]) for _, row in rows])
+    device.ooms = _sum([int(row["ooms"]) for _, row in rows])
+    if rows:
+        device.source.update({k: SOURCE_ALLOCATOR for k in ("allocated_peak", "reserved_peak")})
+    if len(rows) > 1:
+        device.notes.append(
+            f"{len(rows)} processes used this device: the allocator figures add each one's peak "
+            "(an upper bound: they need not peak together)"
+        )
+    device.tensors_peak = _sum(tensors)
+    if tensors:
+        device.source["tensors_peak"] = SOURCE_TENSORS
+
+
+def _cap(device: GpuDevice, caps: list[int]) -> None:
+    """--enforce capped torch's reserve: did the program survive it (no OOM on the device)?"""
+    if not caps:
+        return
+    device.cap_bytes = min(caps)
+    device.cap_outcome = "out of memory" if device.ooms else "survived"
+    device.notes.append(
+        f"--enforce capped torch's reserve at {format_bytes(device.cap_bytes)} "
+        f"(set_per_process_memory_fraction; the CUDA context comes on top): {device.cap_outcome}"
+        + (f" ({device.ooms} out-of-memory errors)" if device.ooms else "")
+    )
+
+
+def _match(
+    device: GpuDevice, seen: NvmlDeviceSamples, tree: set[int], reserved: dict[int, int]
+) -> list[GpuProcess]:
+    """The run's processes on the device (by pid, else by memory) and the others on it."""
+    ours = [GpuProcess(pid, used, "pid", pid) for pid, used in seen.processes.items() if pid in tree]
+    strangers = {pid: used for pid, used in seen.processes.items() if pid not in tree}
+    found = {p.pid for p in ours}
+    for pid, held in sorted(reserved.items()):
+        if pid in found:
+            continue
+        fits = [n for n, used in strangers.items() if 0 <= used - held <= MAX_CONTEXT]
+        if len(fits) == 1:
+            ours.append(GpuProcess(pid, strangers.pop(fits[0]), "memory", fits[0]))
+        else:
+            why = "no" if not fits else f"{len(fits)}"
+            device.notes.append(
+                f"process {pid}: NVML lists it under no pid of the run (another PID namespace?), and "
+                f"{why} unknown process holds its reserved bytes plus a context: no process figure for it"
+            )
+    others = [GpuProcess(pid, used, "", pid) for pid, used in sorted(strangers.items())]
+    return sorted(ours, key=lambda p: p.pid) + others
+
+
+def _nvml(device: GpuDevice, seen: NvmlDeviceSamples, tree: set[int], reserved: dict[int, int]) -> None:
+    device.name = seen.device.name
+    device.total_bytes = seen.device.total_bytes
+    device.device_used_peak = seen.used_peak
+    device.source["device_used_peak"] = SOURCE_DEVICE
+    device.utilization_peak = seen.utilization_peak
+    mean = seen.utilization_mean
+    device.utilization_mean = None if mean is None else round(mean, 1)
+    device.processes = _match(device, seen, tree, reserved)
+    ours = [p.used_peak for p in device.processes if p.matched_by]
+    if ours:
+        device.process_peak = sum(ours)
+        device.source["process_peak"] = SOURCE_PROCESS
+        if len(ours) > 1:
+            device.notes.append("the process figure adds each process's peak (an upper bound)")
+    if device.process_peak is not None and device.reserved_peak is not None:
+        context = device.process_peak - device.reserved_peak
+        if context >= 0:
+            device.context = context
+            device.source["context"] = SOURCE_CONTEXT
+        else:
+            device.notes.append(
+                "NVML's samples missed the process's peak (less than torch reserved): no context figure"
+            )
+
+
+def assemble_gpu(
+    records: dict[int, dict[str, Any]], samples: NvmlSamples | None, tree: set[int], nvml_note: str = ""
+) -> tuple[list[GpuDevice], str]:
+    """The profile's ``gpu`` list and one line for the report when it is empty (or NVML was
+    missing), from the processes' records (pid -> ``gpu`` object) and NVML's samples."""
+    inside: dict[str, GpuDevice] = {}  # by uuid, else "#index"
+    rows: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    tensors: dict[str, list[int]] = {}
+    windows: dict[str, list[GpuWindow]] = {}
+    loading = {str(r.get("module_loading", "")) for r in records.values()}
+    for pid, record in sorted(records.items()):
+        by_index: dict[int, str] = {}
+        for row in record["devices"]:
+            key = str(row["uuid"]) or f"#{row['index']}"
+            by_index[int(row["index"])] = key
+            inside.setdefault(key, GpuDevice(index=int(row["index"]), uuid=str(row["uuid"])))
+            rows.setdefault(key, []).append((pid, row))
+        for index, n in record["tensors"].items():
+            key = by_index.get(int(index), f"#{index}")
+            inside.setdefault(key, GpuDevice(index=int(index)))
+            tensors.setdefault(key, []).append(int(n))
+        for w in record["windows"]:
+            key = by_index.get(int(w["device"]), f"#{w['device']}")
+            fields = {k: w[k] for k in ("kind", "name", "allocated_peak", "reserved_peak", "active_peak")}
+            ends = {"allocated_end": w["allocated_end"], "reserved_end": w["reserved_end"]}
+            windows.setdefault(key, []).append(GpuWindow(**fields, **ends, pid=pid))
+    devices: list[GpuDevice] = []
+    for key, device in inside.items():
+        _allocator(device, rows.get(key, []), tensors.get(key, []))
+        device.windows = windows.get(key, [])
+        _cap(
+            device,
+            [int(records[pid]["cap_bytes"]) for pid, _ in rows.get(key, []) if "cap_bytes" in records[pid]],
+        )
+        devices.append(device)
+    for seen in samples.devices if samples is not None else []:
+        # torch gave no uuid (an old torch): the index, which agrees unless CUDA_VISIBLE_DEVICES is set
+        key = seen.device.uuid if seen.device.uuid in inside else f"#{seen.device.index}"
+        found = inside.get(key)
+        if found is None:
+            if not any(pid in tree for pid in seen.processes):
+                continue  # a device the run never used
+            found = GpuDevice(index=seen.device.index)
+            devices.append(found)
+        device = found
+        device.uuid = device.uuid or seen.device.uuid
+        reserved = {pid: int(row["reserved_peak"]) for pid, row in rows.get(key, [])}
+        _nvml(device, seen, tree, reserved)
+    for device in devices:
+        if nvml_note:
+            device.notes.append(nvml_note)
+        if loading - {""}:
+            device.notes.append(f"CUDA_MODULE_LOADING={', '.join(sorted(loading - {''}))}")
+        elif records:
+            device.notes.append("CUDA_MODULE_LOADING unset (lazy loading on current drivers)")
+    devices.sort(key=lambda d: d.index)
+    if devices:
+        return devices, nvml_note or (samples.note if samples is not None else "")
+    if nvml_note:
+        return [], nvml_note
+    return [], "no GPU used by the run"
+
+
+def gpu_of(
+    events_dir: str,
+    seen: tuple[NvmlSamples | None, str],
+    tree: set[int],
+    warnings: list[CaptureWarning],
+) -> tuple[list[GpuDevice], str]:
+    """``assemble_gpu`` over the records in ``events_dir`` and what the runner's sampler ``seen``
+    (its samples, or None and why not)."""
+    return assemble_gpu(read_gpu_records(events_dir, warnings=warnings), seen[0], tree, seen[1])

@@ -1,0 +1,98 @@
+"""Polling NVML in the runner's process while the program runs: peaks per device and per process.
+
+A thread polls every ``interval`` seconds (150 ms: NVML's own figures change about every 200 ms,
+docs/gpu-facts.md, so polling faster adds nothing) and keeps, per device, the largest used memory,
+utilisation's largest and mean, and, per pid NVML lists there, its largest used memory. Every pid
+is kept: which of them belong to the run is decided at assembly, when the whole process tree is
+known (``runner/_assemble_gpu``). ``poll`` is public so that tests drive it without the thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from memgauge.watcher._nvml import NvmlDevice, NvmlSource, open_nvml
+
+INTERVAL = 0.15
+
+
+@dataclass
+class NvmlDeviceSamples:
+    device: NvmlDevice
+    used_peak: int = 0
+    utilization_peak: int | None = None
+    utilization_sum: int = 0
+    utilization_count: int = 0
+    # pid -> the largest used bytes NVML gave for it on this device
+    processes: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def utilization_mean(self) -> float | None:
+        return None if not self.utilization_count else self.utilization_sum / self.utilization_count
+
+
+@dataclass
+class NvmlSamples:
+    """What the sampler saw; ``note`` says why there is nothing (no NVML) or what was missed."""
+
+    devices: list[NvmlDeviceSamples] = field(default_factory=list)
+    polls: int = 0
+    note: str = ""
+
+
+class NvmlSampler:
+    def __init__(self, source: NvmlSource, interval: float = INTERVAL) -> None:
+        self.source = source
+        self.interval = interval
+        self.samples = NvmlSamples(devices=[NvmlDeviceSamples(d) for d in source.devices()])
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def poll(self) -> None:
+        """One reading of every device."""
+        with self._lock:
+            for row in self.samples.devices:
+                reading = self.source.read(row.device.index)
+                row.used_peak = max(row.used_peak, reading.used_bytes)
+                if reading.utilization is not None:
+                    row.utilization_peak = max(row.utilization_peak or 0, reading.utilization)
+                    row.utilization_sum += reading.utilization
+                    row.utilization_count += 1
+                for pid, used in reading.processes.items():
+                    row.processes[pid] = max(row.processes.get(pid, 0), used)
+            self.samples.polls += 1
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.poll()
+            except Exception as e:  # NVML failing mid-run (a driver reset): keep what was seen
+                self.samples.note = f"NVML stopped answering during the run ({e}): its figures are partial"
+                return
+            self._stop.wait(self.interval)
+
+    def start(self) -> NvmlSampler:
+        self._thread = threading.Thread(target=self._run, name="memgauge-nvml", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> NvmlSamples:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.source.close()
+        return self.samples
+
+
+def start_nvml_sampler(main_pid: int | None = None, interval: float = INTERVAL) -> NvmlSampler | str:
+    """A started sampler, or the line saying why there are no NVML figures."""
+    source, why = open_nvml(main_pid=main_pid)
+    if source is None:
+        return why
+    try:
+        return NvmlSampler(source, interval).start()
+    except Exception as e:  # a device list NVML cannot give: no GPU figures, never a failed run
+        source.close()
+        return f"no GPU figures from outside the program: NVML failed ({e})"

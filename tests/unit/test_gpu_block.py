@@ -1,0 +1,55 @@
+"""A ``memgauge.profile()`` block's GPU figures (what the pytest plugin's ``gpu=`` budgets judge):
+the allocator's peaks from the block's start, combined with the step windows a torch tracker closed
+inside it, beside NVML's process figure; both sources scripted (the tests' hooks), in this process."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memgauge.capture import GpuLog, ScriptedCudaSource
+from memgauge.capture._torch import set_torch_tracker
+from memgauge.capture._torch_track import Tracker
+from memgauge.runner import profile
+
+pytest.importorskip("torch")
+MIB = 1 << 20
+
+
+def frame(allocated: int, reserved: int) -> dict[str, int]:
+    return {"allocated_bytes.all.peak": allocated, "reserved_bytes.all.peak": reserved}
+
+
+@pytest.fixture
+def tracker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Tracker]:
+    # frame N until the Nth reset of the peaks (torch's peaks are one state, shared by all readers)
+    frames = [frame(900 * MIB, 900 * MIB), frame(300 * MIB, 320 * MIB), frame(500 * MIB, 520 * MIB)]
+    frames.append(frame(100 * MIB, 520 * MIB))
+    t = Tracker("summary")
+    t.gpu = GpuLog(ScriptedCudaSource({"devices": [{"uuid": "u0", "frames": frames}]}))
+    device = {"uuid": "GPU-u0", "name": "fake", "total": 80 << 30}
+    device["frames"] = [{"used": 1200 * MIB, "utilization": 30, "processes": {str(os.getpid()): 1100 * MIB}}]
+    (tmp_path / "nvml.json").write_text(json.dumps({"devices": [device]}))
+    monkeypatch.setenv("MEMGAUGE_TEST_FAKE_NVML", str(tmp_path / "nvml.json"))
+    set_torch_tracker(t)
+    try:
+        yield t
+    finally:
+        set_torch_tracker(None)
+
+
+def test_a_block_peaks_from_its_start_through_the_trackers_step_windows(tracker: Tracker) -> None:
+    with profile(sample=False) as block:
+        tracker.end_step("explicit")  # a window of 300 MiB
+        tracker.end_step("explicit")  # a window of 500 MiB: the block's peak
+    assert block.profile is not None
+    (device,) = block.profile.gpu
+    # 900 MiB was before the block (the tracker's run keeps it), 100 MiB the block's last stretch
+    assert (device.allocated_peak, device.reserved_peak) == (500 * MIB, 520 * MIB)
+    assert tracker.gpu.devices[0]["allocated_peak"] == 900 * MIB
+    assert (device.process_peak, device.context) == (1100 * MIB, 580 * MIB)
+    assert device.processes[0].matched_by == "pid"
