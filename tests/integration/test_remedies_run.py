@@ -96,7 +96,8 @@ def test_the_table_agrees_with_the_remedies_written_by_hand(tmp_path: Path) -> N
     )
     table = run_remedies(plan)
     rows: dict[str, RemedyRow] = {row.name: row for row in table.rows}
-    assert list(rows) == ["baseline", "checkpoint", "autocast", "offload", "accumulate"]
+    assert list(rows) == ["baseline", "checkpoint", "autocast", "offload", "accumulate", "dtypes"]
+    assert rows["dtypes"].notes == ["dtypes: the program does not use pandas"]
 
     base = rows["baseline"]
     assert base.tensor_peak_bytes is not None and base.step_seconds is not None

@@ -243,6 +243,30 @@ def test_every_renderer_shows_the_rows_and_the_reasons() -> None:
     assert data["rows"][1]["tensor_delta"] == 0.0
 
 
+def test_a_tabular_row_shows_the_resident_change_and_says_the_roles_do_not_apply() -> None:
+    base = make_profile(rss=400 * MIB)
+    table = remedy_table(
+        [
+            RemedyMeasure("baseline", base),
+            RemedyMeasure(
+                "dtypes",
+                make_profile(rss=300 * MIB),
+                hooked=["dtypes: read_csv(t.csv) x: float64 -> float32"],
+            ),
+            RemedyMeasure("checkpoint", None, not_applied=["checkpoint: the program does not use torch"]),
+        ]
+    )
+    rows = {row.name: row for row in table.rows}
+    assert rows["dtypes"].rss_delta == pytest.approx(-0.25) and rows["dtypes"].tensor_delta is None
+    assert rows["dtypes"].notes == [
+        "torch roles do not apply: dtypes changes frames, not tensors (see resident peak)"
+    ]
+    text = TerminalRemediesRenderer().render(table)
+    assert "-25%" in text and "dtypes: hooked read_csv(t.csv) x: float64 -> float32" in text
+    # a hook's note already names its remedy: said once
+    assert "checkpoint: the program does not use torch" in text and "checkpoint: checkpoint:" not in text
+
+
 def test_the_table_goes_into_the_fit_page_before_its_data(tmp_path: Path) -> None:
     from memgauge.cli.commands._fit_what_if import _add_to_page
     from memgauge.render import remedies_section

@@ -2,7 +2,8 @@
 same baseline, as rows every renderer shows alike. Pure: records in, dataclasses out.
 
 A row's figures come from the torch tracker of its run (the tensor peak and its roles at that
-moment, the largest activations) and from the run's resident peak; its step time is the median of
+moment, the largest activations) and from the run's resident peak (the only figure of the tabular
+``dtypes`` remedy, which changes no tensor); its step time is the median of
 its steps after the first (the first creates gradients and optimizer state and warms caches).
 Gradient accumulation is measured at a micro-batch: its step time is k x the micro-step's, its
 effective batch k x the micro-batch, and its tensor peak the micro-batch's with all gradients alive
@@ -50,6 +51,7 @@ class RemedyRow:
     rss_peak_bytes: int | None = None
     step_seconds: float | None = None
     tensor_delta: float | None = None  # fraction of the baseline's tensor peak (-0.4: 40% less)
+    rss_delta: float | None = None  # fraction of the baseline's resident peak
     step_ratio: float | None = None  # step time over the baseline's
     effective_batch: int | None = None
     largest_batch: int | None = None
@@ -96,7 +98,9 @@ def _row(measure: RemedyMeasure, base: RemedyRow | None) -> RemedyRow:
         row.notes.append(f"the run exited with {profile.exit.code}")
     row.rss_peak_bytes = profile.peak.resident_bytes
     torch = profile.torch
-    if torch is None:
+    if torch is None and measure.name == "dtypes":
+        row.notes.append("torch roles do not apply: dtypes changes frames, not tensors (see resident peak)")
+    elif torch is None:
         row.notes.append("torch was not tracked in this run")
     else:
         row.tensor_peak_bytes = torch.peak_bytes
@@ -123,6 +127,8 @@ def _row(measure: RemedyMeasure, base: RemedyRow | None) -> RemedyRow:
         )
     if base is not None and base.tensor_peak_bytes and row.tensor_peak_bytes is not None:
         row.tensor_delta = row.tensor_peak_bytes / base.tensor_peak_bytes - 1
+    if base is not None and base.rss_peak_bytes and row.rss_peak_bytes is not None:
+        row.rss_delta = row.rss_peak_bytes / base.rss_peak_bytes - 1
     if base is not None and base.step_seconds and row.step_seconds is not None:
         row.step_ratio = row.step_seconds / base.step_seconds
     return row

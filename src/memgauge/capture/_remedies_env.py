@@ -8,3 +8,4 @@ ENV_REMEDY = "MEMGAUGE_REMEDY"  # comma-separated names of HOOKED_REMEDIES
 ENV_REMEDY_REPORT = "MEMGAUGE_REMEDY_REPORT"  # where the hooks list what they changed (JSON)
 ENV_PREDICT = "MEMGAUGE_PREDICT"  # where the prediction run writes its figures (JSON)
 HOOKED_REMEDIES = ("checkpoint", "autocast", "offload")
+TABULAR_REMEDIES = ("dtypes",)  # hooked on pandas once imported (``_remedies_tabular``)

@@ -48,3 +48,10 @@ def start_all() -> None:
 
     # a finder that waits for the program's own `import torch` (MEMGAUGE_TORCH=off: nothing)
     _torch.install(directory)
+    from memgauge.capture._remedies_env import ENV_REMEDY
+
+    if os.environ.get(ENV_REMEDY):
+        from memgauge.capture import _remedies_tabular
+
+        # `fit --remedies dtypes` only: a finder that waits for the program's own `import pandas`
+        _remedies_tabular.install()

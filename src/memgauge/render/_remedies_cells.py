@@ -14,6 +14,7 @@ HEADERS = (
     "activations",
     "gradients",
     "resident peak",
+    "resident vs baseline",
     "step",
     "step vs baseline",
     "batch",
@@ -41,6 +42,7 @@ def cells(row: RemedyRow) -> list[str]:
         _bytes(roles.get("activations")) if row.applied and roles else MISSING,
         _bytes(roles.get("gradients")) if row.applied and roles else MISSING,
         _bytes(row.rss_peak_bytes),
+        _delta(row.rss_delta),
         MISSING if row.step_seconds is None else format_seconds(row.step_seconds),
         format_ratio(row.step_ratio),
         MISSING if row.effective_batch is None else str(row.effective_batch),
@@ -54,7 +56,8 @@ def footnotes(table: RemedyTable) -> list[str]:
     lines: list[str] = []
     for row in table.rows:
         lines += [f"{row.name}: hooked {hook.partition(': ')[2] or hook}" for hook in row.hooked]
-        lines += [f"{row.name}: {note}" for note in row.notes]
+        # a hook's own notes start with its name already
+        lines += [f"{row.name}: {note.removeprefix(f'{row.name}: ')}" for note in row.notes]
     if table.budget_bytes is not None:
         lines.append(f"largest batch under {format_bytes(table.budget_bytes)} resident: {table.law}")
     return lines

@@ -2,8 +2,9 @@
 in a fresh process of its own, the same program, arguments and batch; rows in
 ``analysis.remedy_table``.
 
-The hooked remedies (checkpoint, autocast, offload) are asked through ``MEMGAUGE_REMEDY`` and list
-what they hooked in a file the run writes (``capture._remedies``). Gradient accumulation is the
+The hooked remedies (checkpoint, autocast, offload on torch; dtypes on pandas) are asked through
+``MEMGAUGE_REMEDY`` and list what they hooked in a file the run writes (``capture._remedies``,
+``capture._remedies_tabular``); no file: the program never imported the library. Gradient accumulation is the
 program at a micro-batch (the batch parameter divided by k, set as a knob: an environment variable
 and a module constant, ``capture``'s knobs), so it needs the batch parameter and its value.
 With a budget, each row is run a second time at half its batch, for the two-point law of the
@@ -24,7 +25,7 @@ from memgauge.capture import ENV_KNOBS, ENV_REMEDY, ENV_REMEDY_REPORT, knobs_req
 from memgauge.model import Profile
 from memgauge.runner import RunOptions, Target, run_program
 
-REMEDIES = ("checkpoint", "autocast", "offload", "accumulate")
+REMEDIES = ("checkpoint", "autocast", "offload", "accumulate", "dtypes")
 
 
 @dataclass
@@ -90,20 +91,32 @@ def _measure(
     profile, report = _run(plan, hooks, batch)
     measure = RemedyMeasure(name, profile, batch=batch, steps_per_update=k)
     if hooks:
-        if report is None:
-            measure.not_applied.append(f"{name}: no module with parameters was called, nothing was hooked")
-        else:
+        if report is not None:
             measure.hooked = [str(h) for h in report.get("hooked", [])]
             measure.not_applied = [str(n) for n in report.get("not_applied", [])]
-            if not measure.hooked:
-                measure.profile = None  # nothing changed: its run is the baseline's again
-                return measure
+        if not measure.hooked:
+            if not measure.not_applied:
+                measure.not_applied.append(f"{name}: {_why_nothing(name, profile, report is None)}")
+            measure.profile = None  # nothing changed: its run is the baseline's again
+            return measure
     elif k > 1:
         measure.hooked = [f"accumulate: {plan.parameter}={batch} (micro-batch), {k} steps per update"]
     if plan.budget_bytes is not None and batch is not None and batch >= 2:
         measure.half_batch = batch // 2
         measure.half, _ = _run(plan, hooks, batch // 2)
     return measure
+
+
+def _why_nothing(name: str, profile: Profile, no_report: bool) -> str:
+    """Nothing hooked and no reason given: the hooks write their report as soon as their library
+    loads, so without one the program never imported it."""
+    if name == "dtypes":
+        if no_report:
+            return "the program does not use pandas"
+        return "the program imports pandas but reads no frame with read_csv or read_parquet"
+    if no_report and profile.torch is None:
+        return "the program does not use torch"
+    return "no module with parameters was called, nothing was hooked"
 
 
 def _run(

@@ -30,7 +30,7 @@ def add_what_if_options(p: Parser) -> None:
         const="all",
         metavar="LIST",
         help="also measure memory remedies against the same baseline, each a fresh run hooked "
-        "without editing the program: checkpoint,autocast,offload,accumulate (default all)",
+        "without editing the program: checkpoint,autocast,offload,accumulate,dtypes (default all)",
     )
     p.add_argument(
         "--accumulate",
