@@ -39,10 +39,10 @@ from memgauge.capture._torch_track import (
     TEMPORARIES,
     Tracker,
 )
-from memgauge.capture._wire import TORCH, VERSION, WIRE_VERSION, file_name
+from memgauge.capture._wire import TORCH, record_writer
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    pass
 
 _OOM_TEXTS = ("DefaultCPUAllocator: can't allocate memory", "CUDA out of memory", "out of memory")
 
@@ -55,20 +55,6 @@ def is_oom(exception: BaseException | None) -> bool:
     if isinstance(exception, torch.OutOfMemoryError):
         return True
     return isinstance(exception, RuntimeError) and any(text in str(exception) for text in _OOM_TEXTS)
-
-
-def _writer(directory: str) -> Callable[[dict[str, Any]], None]:
-    import json
-
-    def write(record: dict[str, Any]) -> None:
-        path = os.path.join(directory, file_name(TORCH, os.getpid()))
-        tmp = path + ".tmp"
-        text = json.dumps({VERSION: WIRE_VERSION, **record}, separators=(",", ":"), allow_nan=False)
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-
-    return write
 
 
 def _describe(t: torch.Tensor) -> tuple[tuple[int, ...], str, str]:
@@ -335,7 +321,7 @@ def connect(mode: str, directory: str) -> Tracker:
         for path in (torch.__file__, memgauge.__file__)
         if path is not None
     )
-    tracker = Tracker(mode, internal=internal, write=_writer(directory) if directory else None)
+    tracker = Tracker(mode, internal=internal, write=record_writer(directory, TORCH) if directory else None)
     hooks = Hooks(tracker)
     hooks.install()
     tracker.hooks = hooks

@@ -8,7 +8,6 @@ next to nothing).
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -21,8 +20,8 @@ from memgauge.capture._wire import (
     TORCH_STEP_FIELDS,
     TORCH_STEP_OPTIONAL,
     layout_problem,
-    pid_of,
     problem,
+    read_records,
 )
 from memgauge.model import (
     TORCH_ROLES,
@@ -125,21 +124,9 @@ def read_torch(
     directory: str | os.PathLike[str], t0: float, *, warnings: list[CaptureWarning] | None = None
 ) -> TorchMemory | None:
     """The torch figures of the run, or None when no process of it tracked torch."""
-    records: list[dict[str, Any]] = []
-    for name in sorted(os.listdir(directory)):
-        if pid_of(name, TORCH) is None:
-            continue
-        try:
-            with open(os.path.join(directory, name), encoding="utf-8") as f:
-                record = json.load(f)
-        except (OSError, ValueError) as e:
-            _warn(warnings, name, f"unreadable ({e}): this process's torch figures are missing")
-            continue
-        found = _check(record)
-        if found is not None:
-            _warn(warnings, name, f"{found}: this process's torch figures are missing")
-            continue
-        records.append(record)
+    records, problems = read_records(os.fspath(directory), TORCH, _check)
+    for name, why in problems:
+        _warn(warnings, name, f"{why}: this process's torch figures are missing")
     if not records:
         return None
     main = max(records, key=lambda r: (int(r["peak_bytes"]), len(r["steps"])))

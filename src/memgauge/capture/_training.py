@@ -20,7 +20,7 @@ import sys
 import time
 
 from memgauge.capture._events import ENV_EVENTS_DIR
-from memgauge.capture._wire import TRAINING, VERSION, WIRE_VERSION, file_name
+from memgauge.capture._wire import TRAINING, record_writer
 
 # not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
 TYPE_CHECKING = False
@@ -209,20 +209,6 @@ def read_io() -> dict[str, int] | None:
         return None
 
 
-def _writer(directory: str) -> Callable[[dict[str, Any]], None]:
-    import json
-
-    def write(record: dict[str, Any]) -> None:
-        path = os.path.join(directory, file_name(TRAINING, os.getpid()))
-        tmp = path + ".tmp"
-        text = json.dumps({VERSION: WIRE_VERSION, **record}, separators=(",", ":"), allow_nan=False)
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-
-    return write
-
-
 _loop: Loop | None = None
 _checked_pid = -1
 
@@ -244,7 +230,7 @@ def current_loop() -> Loop | None:
         return None
     import atexit
 
-    loop = Loop(write=_writer(directory))
+    loop = Loop(write=record_writer(directory, TRAINING))
     atexit.register(loop.at_exit)
     _loop = loop
     return loop

@@ -8,7 +8,6 @@ are summed over every process (a data-generation loop spread over processes coun
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,8 +20,8 @@ from memgauge.capture._wire import (
     TRAINING_PEAK_FIELDS,
     TRAINING_STEP_ROW,
     layout_problem,
-    pid_of,
     problem,
+    read_records,
 )
 from memgauge.model import CaptureWarning, TrainingCounter, TrainingStep
 
@@ -110,21 +109,9 @@ def read_training(
     directory: str | os.PathLike[str], t0: float, *, warnings: list[CaptureWarning] | None = None
 ) -> LoopRecord | None:
     """The loops of the run, or None when no process stepped, fetched or counted anything."""
-    records: list[dict[str, Any]] = []
-    for name in sorted(os.listdir(directory)):
-        if pid_of(name, TRAINING) is None:
-            continue
-        try:
-            with open(os.path.join(directory, name), encoding="utf-8") as f:
-                record = json.load(f)
-        except (OSError, ValueError) as e:
-            _warn(warnings, name, f"unreadable ({e}): this process's throughput figures are missing")
-            continue
-        found = _check(record)
-        if found is not None:
-            _warn(warnings, name, f"{found}: this process's throughput figures are missing")
-            continue
-        records.append(record)
+    records, problems = read_records(os.fspath(directory), TRAINING, _check)
+    for name, why in problems:
+        _warn(warnings, name, f"{why}: this process's throughput figures are missing")
     if not records:
         return None
     main = max(records, key=lambda r: (len(r["steps"]), int(r.get("fetches", 0))))

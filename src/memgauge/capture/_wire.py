@@ -44,6 +44,11 @@ No imports: every measured process loads this module before its program starts.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 WIRE_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 VERSION = "v"
@@ -193,6 +198,51 @@ def pid_of(name: str, kind: tuple[str, str]) -> int | None:
         return None
     middle = name[len(prefix) : len(name) - len(suffix)]
     return int(middle) if middle.isascii() and middle.isdigit() else None
+
+
+def record_writer(directory: str, kind: tuple[str, str]) -> Callable[[dict[str, Any]], None]:
+    """The writer of this process's whole-record file of ``kind`` (``TORCH``, ``TRAINING``): each
+    call replaces the file at once (a temporary file renamed over it), the record stamped with
+    ``WIRE_VERSION``."""
+    import json
+    import os
+
+    def write(record: dict[str, Any]) -> None:
+        path = os.path.join(directory, file_name(kind, os.getpid()))
+        tmp = path + ".tmp"
+        text = json.dumps({VERSION: WIRE_VERSION, **record}, separators=(",", ":"), allow_nan=False)
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+
+    return write
+
+
+def read_records(
+    directory: str, kind: tuple[str, str], check: Callable[[Any], str | None]
+) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """Every process's whole-record file of ``kind`` that reads and passes ``check`` (which
+    returns the problem, or None), and, for each that does not, its file name and the problem."""
+    import json
+    import os
+
+    records: list[dict[str, Any]] = []
+    problems: list[tuple[str, str]] = []
+    for name in sorted(os.listdir(directory)):
+        if pid_of(name, kind) is None:
+            continue
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8") as f:
+                record = json.load(f)
+        except (OSError, ValueError) as e:
+            problems.append((name, f"unreadable ({e})"))
+            continue
+        found = check(record)
+        if found is not None:
+            problems.append((name, found))
+            continue
+        records.append(record)
+    return records, problems
 
 
 def _is(value: object, kind: str) -> bool:

@@ -240,6 +240,16 @@ def report_options(p: argparse.ArgumentParser, formats: list[str]) -> None:
     color_options(p)
 
 
+def run_report_options(p: argparse.ArgumentParser) -> None:
+    """The report options of the commands that run a program many times (``sweep``, ``fit``)."""
+    p.add_argument(
+        "--format", choices=["terminal", "json"], default=None, help="report format (default terminal)"
+    )
+    p.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH, not stdout")
+    p.add_argument("--width", type=int, metavar="N", help="terminal width (default: the terminal's, or 100)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+
+
 def report_target(args: argparse.Namespace, inputs: list[str]) -> tuple[str | None, int, bool]:
     """(format to print or None, terminal width, colors) from ``report_options`` and ``--lines``.
     ``inputs`` are the profiles read: no output may overwrite one."""

@@ -25,6 +25,7 @@ from memgauge.cli._common import (
     Program,
     color_options,
     emit,
+    run_report_options,
     say,
     terminal_width_color,
 )
@@ -87,14 +88,7 @@ class FitCommand:
         p.add_argument("--no-verify", action="store_true", help="skip the run under the hard limit")
         p.add_argument("--json", metavar="PATH", help="write the fit record (JSON) to PATH")
         p.add_argument("--html", metavar="PATH", help="write the HTML report (the curve and the budget)")
-        p.add_argument(
-            "--format", choices=["terminal", "json"], default=None, help="report format (default terminal)"
-        )
-        p.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH, not stdout")
-        p.add_argument(
-            "--width", type=int, metavar="N", help="terminal width (default: the terminal's, or 100)"
-        )
-        p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+        run_report_options(p)
         color_options(p)
         add_what_if_options(p)
 

@@ -21,7 +21,15 @@ import os
 
 from memgauge._errors import TargetNotFoundError, UsageError
 from memgauge._files import check_output
-from memgauge.cli._common import Parser, Program, color_options, default_profile_path, renamed_option, say
+from memgauge.cli._common import (
+    Parser,
+    Program,
+    color_options,
+    default_profile_path,
+    renamed_option,
+    run_report_options,
+    say,
+)
 from memgauge.cli.commands._sweep_run import (
     Progress,
     check_outputs,
@@ -135,14 +143,7 @@ class SweepCommand:
         p.add_argument("--save", metavar="DIR", help="also keep every run's profile in DIR")
         p.add_argument("--load", metavar="RECORD.json", help="analyse a saved sweep record; run nothing")
         p.add_argument("--html", metavar="PATH", help="write the HTML report (one file, works offline)")
-        p.add_argument(
-            "--format", choices=["terminal", "json"], default=None, help="report format (default terminal)"
-        )
-        p.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH, not stdout")
-        p.add_argument(
-            "--width", type=int, metavar="N", help="terminal width (default: the terminal's, or 100)"
-        )
-        p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+        run_report_options(p)
         p.add_argument("--no-lines", action="store_true", help="no line sampling in the runs")
         p.add_argument(
             "--cgroup", choices=["auto", "v2", "v1", "off"], default="auto", help="as for memgauge run"
