@@ -2,7 +2,7 @@
 (and ``lines_leak.py``), each run several times under ``memgauge run``, idle and with the machine
 loaded (one CPU-bound process per core beside each run).
 
-    python bench/leak_bench.py [--repeat 3] [--no-load]
+    python bench/leak_bench.py [--repeat 3] [--no-load] [--only leak_short.py ...]
 
 A run of a leaking program counts as found when a suspect is in the program's file; found on the
 right line when one is on the line marked ``# LINE: leak`` (the line that allocates what is kept).
@@ -26,6 +26,7 @@ PROGRAMS = Path(__file__).resolve().parent.parent / "tests" / "programs"
 TRUTH = {
     "leak_loop.py": True,
     "lines_leak.py": True,
+    "leak_short_loop.py": True,
     "leak_cache.py": False,
     "leak_child_array.py": False,
     "leak_short.py": False,
@@ -60,7 +61,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-load", action="store_true", help="idle runs only")
+    parser.add_argument("--only", nargs="+", choices=sorted(TRUTH), help="these programs only")
     args = parser.parse_args()
+    programs = {name: TRUTH[name] for name in args.only or TRUTH}
     found = right = leaking = alarms = 0
     for loaded in (False,) if args.no_load else (False, True):
         burners = (
@@ -69,7 +72,7 @@ def main() -> None:
         for b in burners:
             b.start()
         try:
-            for name, leaks in TRUTH.items():
+            for name, leaks in programs.items():
                 path = PROGRAMS / name
                 line = marked(path, "leak")
                 flags = []

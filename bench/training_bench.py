@@ -4,11 +4,17 @@ off (``MEMGAUGE_FLOP_STEP=off``: step times, data waits and samples only) and wi
 (the default), and under ``memgauge run --torch=off`` (no torch hooks at all: memgauge's other
 costs, for reference).
 
-    python bench/training_bench.py [--repeat 5] [--steps 300]
+    python bench/training_bench.py [--repeat 5] [--steps 300] [--modes plain,flops]
 
-Runs are interleaved so that a busy machine slows each mode alike; prints the median loop time of
-each and its ratio to plain. The CPU's peak benchmark (at exit, once per machine: cached) is
-outside the loop's time and not counted here.
+Runs are interleaved so that a busy machine slows each mode alike (each repetition runs the modes
+in turn, the order reversed every other repetition: plain, flops, flops, plain, ...); prints the
+median loop time of each, its ratio to plain, and the median of the per-repetition ratios (each
+mode against the plain run beside it), with the load average before and after. The CPU's peak
+benchmark (at exit, once per machine: cached) is outside the loop's time and not counted here.
+
+Then the hooks' own cost, timed in this process (``hook_costs``): one ``Tensor.to`` call with the
+copy hooks on against off (the same-device call a loop makes per batch, and a real host copy), and
+one ``ForkingPickler.dumps`` of a batch with the pickle hook on against off.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ import tempfile
 from pathlib import Path
 
 WORKLOAD = Path(__file__).parent / "workloads" / "training_loop.py"
-MODES = ("plain", "torch-off", "no-flops", "flops")
+# no-lines: as shipped (FLOPs on one step) without the line sampler (``--no-lines``)
+MODES = ("plain", "torch-off", "no-flops", "flops", "no-lines")
 
 
 def loop_seconds(mode: str, steps: int) -> float:
@@ -35,6 +42,8 @@ def loop_seconds(mode: str, steps: int) -> float:
             cmd = [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(Path(tmp) / "p.json")]
             if mode == "torch-off":
                 cmd.append("--torch=off")
+            if mode == "no-lines":
+                cmd.append("--no-lines")
             if mode == "no-flops":
                 env["MEMGAUGE_FLOP_STEP"] = "off"
             cmd += [str(WORKLOAD), str(steps)]
@@ -46,22 +55,96 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--modes", default=",".join(MODES), help=f"of {', '.join(MODES)}; plain first")
+    parser.add_argument("--no-micro", action="store_true", help="wall-clock runs only")
     args = parser.parse_args()
-    times: dict[str, list[float]] = {m: [] for m in MODES}
-    for _ in range(args.repeat):
-        for mode in MODES:
+    modes = [m for m in args.modes.split(",") if m in MODES]
+    if modes[:1] != ["plain"]:
+        modes = ["plain", *(m for m in modes if m != "plain")]
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    times: dict[str, list[float]] = {m: [] for m in modes}
+    for i in range(args.repeat):
+        for mode in modes if i % 2 == 0 else modes[::-1]:
             times[mode].append(loop_seconds(mode, args.steps))
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     median = {m: statistics.median(v) for m, v in times.items()}
     least = {m: min(v) for m, v in times.items()}
-    # the fastest run of each mode is the one a busy machine disturbed least
-    print(f"{'mode':<10} {'median s':>9} {'min-max':>15} {'/ plain':>8} {'min / plain min':>16}")
-    for mode in MODES:
+    # the fastest run of each mode is the one a busy machine disturbed least; the paired ratio
+    # compares each run with the plain run of its own repetition (the same minutes of load)
+    print(
+        f"{'mode':<10} {'median s':>9} {'min-max':>15} {'/ plain':>8} {'min / plain min':>16}"
+        f" {'paired ratios: median [min-max]':>33}"
+    )
+    for mode in modes:
         lo, hi = least[mode], max(times[mode])
+        paired = sorted(t / p for t, p in zip(times[mode], times["plain"], strict=True))
+        spread = f"[{paired[0]:.3f}-{paired[-1]:.3f}]"
         print(
             f"{mode:<10} {median[mode]:9.3f} {lo:7.3f}-{hi:<7.3f} {median[mode] / median['plain']:8.3f}"
-            f" {lo / least['plain']:16.3f}"
+            f" {lo / least['plain']:16.3f} {statistics.median(paired):17.3f} {spread}"
         )
-    print(micro(args.steps))
+    if not args.no_micro:
+        print(micro(args.steps))
+        print(hook_costs(median["plain"] / args.steps))
+
+
+def hook_costs(plain_step: float, calls: int = 100_000) -> str:
+    """The copy and pickle hooks' extra time per call, on against off, in this process, and as a
+    share of a plain step of ``plain_step`` seconds for one call of each per step (a loop that
+    moves its batch with ``.to(device)``, a DataLoader worker that sends one batch)."""
+    import time
+    from multiprocessing.reduction import ForkingPickler
+
+    import torch
+
+    from memgauge.capture import _pickles
+    from memgauge.capture._copies import Copies
+    from memgauge.capture._copies_torch import wrap_copies
+
+    x = torch.randn(64, 512)
+
+    def per_call(fn: object, n: int) -> float:
+        best = float("inf")
+        for _ in range(5):  # the best of five: the run a busy machine disturbed least
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()  # type: ignore[operator]
+            best = min(best, time.perf_counter() - t0)
+        return best / n
+
+    same = lambda: x.to("cpu")  # noqa: E731  (returns x itself: no copy)
+    convert = lambda: x.to(torch.float64)  # noqa: E731  (a real copy, within the host)
+    off = per_call(same, calls), per_call(convert, calls // 20)
+    wrapped: list[tuple[object, str, object]] = []
+    sink = Copies()
+    wrap_copies(lambda: sink, lambda: "", wrapped)
+    try:
+        on = per_call(same, calls), per_call(convert, calls // 20)
+    finally:
+        while wrapped:
+            owner, name, original = wrapped.pop()
+            setattr(owner, name, original)
+    batch = x.numpy().tobytes()  # 128 KiB, what a worker sends without shared memory
+    cls = type(
+        "ForkingPickler",
+        (ForkingPickler,),
+        {"dumps": ForkingPickler.__dict__["dumps"], "_extra_reducers": dict(ForkingPickler._extra_reducers)},
+    )
+    dumps = lambda: cls.dumps(batch)  # noqa: E731
+    pickle_off = per_call(dumps, calls // 20)
+    _pickles.hook(type("M", (), {"ForkingPickler": cls}))
+    _pickles._counter, _pickles._loop = _pickles.Pickles(), None
+    pickle_on = per_call(dumps, calls // 20)
+    extra_to = on[0] - off[0]
+    extra_pickle = pickle_on - pickle_off
+    return (
+        f"copy hooks: Tensor.to same device {off[0] * 1e6:.2f} -> {on[0] * 1e6:.2f} us "
+        f"(+{extra_to * 1e6:.2f} us = {extra_to / plain_step:.3%} of a {plain_step * 1e3:.1f} ms"
+        " plain step); "
+        f"to float64 {off[1] * 1e6:.1f} -> {on[1] * 1e6:.1f} us; "
+        f"pickle hook: dumps of a 128 KiB batch {pickle_off * 1e6:.1f} -> {pickle_on * 1e6:.1f} us "
+        f"(+{extra_pickle * 1e6:.2f} us = {extra_pickle / plain_step:.3%} of a plain step)"
+    )
 
 
 def micro(steps: int, calls: int = 200_000) -> str:

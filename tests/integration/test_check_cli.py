@@ -269,7 +269,10 @@ def test_a_child_past_the_enforced_limit_is_over_budget_never_within(mode: str, 
     assert measurement["cgroup_limit"] == {"bytes": 200 * MIB, "reached": True}
     verdict = json.loads((tmp_path / "v.json").read_text())
     (rss,) = verdict["results"]
-    assert (rss["status"], rss["at_least"], rss["measured"]) == ("fail", True, 200 * MIB)
+    assert (rss["status"], rss["at_least"]) == ("fail", True)
+    # at least the limit: what a container needs may be higher still (the child's own VmHWM counts
+    # library pages another group was charged for)
+    assert rss["measured"] >= 200 * MIB
     if mode == "kill":
         assert "child exit -9" in r.stdout
         assert measurement["oom_kills"] == 1

@@ -208,5 +208,11 @@ def test_the_profile_with_gpu_figures_matches_the_schema(faked: tuple[dict[str, 
     # the gpu part alone: other parts of the profile are other tests' (tests/integration/test_schema.py)
     gpu = {"$defs": schema["$defs"], **schema["properties"]["gpu"]}
     jsonschema.Draft202012Validator(gpu).validate(profile["gpu"])
+    # NVML's utilisation over time, one sample per poll: 0 % before the program's GPU work, then 80 %
+    series = profile["gpu"][0]["utilization"]
+    assert series["interval_seconds"] == 0.15
+    assert len(series["t_seconds"]) == len(series["gpu"]) == len(series["memory"]) >= 1
+    assert series["gpu"][0] == 0 and set(series["gpu"]) <= {0, 80}
+    assert series["t_seconds"] == sorted(series["t_seconds"])
     measurement = {"$defs": schema["$defs"], **schema["$defs"]["measurement"]}
     jsonschema.Draft202012Validator(measurement).validate(profile["environment"]["measurement"])

@@ -517,8 +517,22 @@ def test_policies_crud(server: Server) -> None:
         got = c.get(f"{API}/policies/{name}").json()
         assert got["budget"] == "wall=60s train.rss=1GiB"
         assert got["limits"] == [
-            {"key": "wall", "metric": "wall", "phase": None, "value": 60.0, "unit": "seconds"},
-            {"key": "train.rss", "metric": "rss", "phase": "train", "value": 1024 * MIB, "unit": "bytes"},
+            {
+                "key": "wall",
+                "metric": "wall",
+                "phase": None,
+                "value": 60.0,
+                "unit": "seconds",
+                "lower": False,
+            },
+            {
+                "key": "train.rss",
+                "metric": "rss",
+                "phase": "train",
+                "value": 1024 * MIB,
+                "unit": "bytes",
+                "lower": False,
+            },
         ]
         assert name in [p["name"] for p in c.get(f"{API}/policies").json()]
         assert c.delete(f"{API}/policies/{name}").status_code == 204

@@ -1,6 +1,7 @@
 """A ``memgauge.profile()`` block's GPU figures (what the pytest plugin's ``gpu=`` budgets judge):
-the allocator's peaks from the block's start, combined with the step windows a torch tracker closed
-inside it, beside NVML's process figure; both sources scripted (the tests' hooks), in this process."""
+the allocator's peaks from the block's start, a window of the torch tracker's log (its steps'
+resets inside the block fold into it; its phases keep their own windows), beside NVML's process
+figure; both sources scripted (the tests' hooks), in this process."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from memgauge import phase
 from memgauge.capture import GpuLog, ScriptedCudaSource
 from memgauge.capture._torch import set_torch_tracker
 from memgauge.capture._torch_track import Tracker
+from memgauge.gate import judge, parse_budget
 from memgauge.runner import profile
 
 pytest.importorskip("torch")
@@ -53,3 +56,15 @@ def test_a_block_peaks_from_its_start_through_the_trackers_step_windows(tracker:
     assert tracker.gpu.devices[0]["allocated_peak"] == 900 * MIB
     assert (device.process_peak, device.context) == (1100 * MIB, 580 * MIB)
     assert device.processes[0].matched_by == "pid"
+
+
+def test_a_phase_inside_a_block_gets_its_window_and_its_gpu_budget(tracker: Tracker) -> None:
+    with profile(sample=False) as block, phase("fit"):
+        tracker.end_step("explicit")  # 500 MiB in fit, reset inside it
+    assert block.profile is not None
+    (device,) = block.profile.gpu
+    fit = [(w.allocated_peak, w.reserved_peak) for w in device.windows if w.kind == "phase"]
+    # fit: 300 MiB before its step's end, 500 MiB at it, 100 MiB after: the step's reset hid nothing
+    assert fit == [(500 * MIB, 520 * MIB)]
+    (result,) = judge(block.profile, parse_budget("fit.gpu=519MiB")).results
+    assert (result.measured, result.status) == (520 * MIB, "fail")

@@ -48,7 +48,7 @@ def test_without_nvml_torch_reserved_is_judged_as_a_lower_bound() -> None:
 def test_a_phase_gpu_limit_and_a_run_without_gpu_are_unmeasured() -> None:
     phase, whole = judge(make_profile(), parse_budget("fit.gpu=1GiB gpu=1GiB")).results
     assert (phase.status, whole.status) == ("unmeasured", "unmeasured")
-    assert phase.note == "GPU memory is not recorded per phase"
+    assert phase.note == "no GPU figure in this profile (no GPU used by the run)"
     assert whole.note == "no GPU figure in this profile (no GPU used by the run)"
 
 

@@ -4,7 +4,7 @@ other profiles."""
 
 from __future__ import annotations
 
-from memgauge.model import GpuDevice, GpuProcess, Profile, TorchMemory
+from memgauge.model import Attribution, GpuDevice, GpuProcess, Profile, TorchMemory
 from memgauge.render import HtmlRenderer, MarkdownRenderer, TerminalRenderer
 from tests.factories import make_profile
 
@@ -78,3 +78,20 @@ def test_a_profile_without_torch_or_gpu_has_no_gpu_section() -> None:
     assert "GPU" not in TerminalRenderer(width=200).render(profile)
     assert "GPU" not in MarkdownRenderer().render(profile)
     assert 'id="gpu"' not in HtmlRenderer().render(profile)
+
+
+def test_each_report_lists_the_lines_at_the_gpu_peak() -> None:
+    profile = gpu_profile()
+    profile.gpu[0].peak_lines = [
+        Attribution(41, "/w/train.py", 10, "forward", 512 * MIB, [], "gpu snapshot"),
+        Attribution(41, "<before the history>", 0, "", 64 * MIB, [], "gpu snapshot"),
+    ]
+    terminal = TerminalRenderer(width=140).render(profile)
+    assert "lines at the GPU peak (allocated, from the snapshot)" in terminal
+    row = next(line for line in terminal.splitlines() if "train.py:10" in line)
+    assert row.split()[-2:] == ["512", "MiB"] and "forward" in row
+    markdown = MarkdownRenderer().render(profile)
+    assert "| line at the GPU peak | function | allocated |" in markdown
+    assert "| \\<before the history\\> |  | 64.0 MiB |" in markdown  # escaped: not an HTML tag
+    html = HtmlRenderer().render(profile)
+    assert 'class="sortable gpu-lines"' in html and "train.py:10" in html

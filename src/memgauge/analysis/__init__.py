@@ -3,15 +3,19 @@
 from memgauge.analysis._advice import Advice, Evidence, advise, is_import_line
 from memgauge.analysis._compare import Comparison, ComparisonRow, LineComparison, PhaseComparison, compare
 from memgauge.analysis._compare_rows import has_values, ran_repeatedly
+from memgauge.analysis._data_movement import data_movement_figures, sent_rates, summarize_copies
 from memgauge.analysis._gpu import (
     GpuGap,
     GpuLayer,
     GpuReconciliation,
     gpu_budget_figure,
+    gpu_phase_figure,
     gpu_reconciliation,
     no_gpu_line,
     reconcile_device,
 )
+from memgauge.analysis._gpu_lines import LineGpu, LineSpan, gpu_time_per_line
+from memgauge.analysis._gpu_snapshot import GpuSnapshotPeak, gpu_snapshot_peak
 from memgauge.analysis._growth import Fit, Growth, select_law
 from memgauge.analysis._imports import ImportOrder, ImportTotals, import_totals, top_imports
 from memgauge.analysis._leaks import LEAK_MIN_SPAN_SECONDS, LeakFit, callers_in, leak_suspects
@@ -90,9 +94,20 @@ from memgauge.analysis._training import (
     warmup_steps,
 )
 from memgauge.analysis._training_compare import Speedup, TrainingComparison, TrainingComparisonRow
+from memgauge.analysis._training_cpu import (
+    CPU_SATURATED,
+    TrainingCpuLine,
+    training_cpu_lines,
+    training_cpu_sentence,
+    with_cpu,
+)
+from memgauge.analysis._training_gpu import GPU_BUSY, with_gpu
+from memgauge.analysis._training_io import PhaseIo, phase_io
 from memgauge.analysis._training_peaks import DevicePeak, known_peak
 
 __all__ = [
+    "CPU_SATURATED",
+    "GPU_BUSY",
     "LEAK_MIN_SPAN_SECONDS",
     "OVERHEADS_TOTAL",
     "Advice",
@@ -106,15 +121,19 @@ __all__ = [
     "GpuLayer",
     "GpuPrediction",
     "GpuReconciliation",
+    "GpuSnapshotPeak",
     "Growth",
     "GrowthRow",
     "ImportOrder",
     "ImportTotals",
     "LeakFit",
     "LineComparison",
+    "LineGpu",
     "LineRow",
+    "LineSpan",
     "ModuleRow",
     "PhaseComparison",
+    "PhaseIo",
     "PhaseRow",
     "PhaseShares",
     "PhaseTotal",
@@ -138,6 +157,7 @@ __all__ = [
     "TorchSummary",
     "TrainingComparison",
     "TrainingComparisonRow",
+    "TrainingCpuLine",
     "TrainingFigure",
     "advise",
     "analyze",
@@ -148,13 +168,17 @@ __all__ = [
     "contention_share",
     "cpu_cores",
     "cpu_lines",
+    "data_movement_figures",
     "diff_tensors",
     "exit_summary",
     "exit_text",
     "failed_runs",
     "gpu_budget_figure",
+    "gpu_phase_figure",
     "gpu_prediction",
     "gpu_reconciliation",
+    "gpu_snapshot_peak",
+    "gpu_time_per_line",
     "has_values",
     "import_totals",
     "is_import_line",
@@ -167,6 +191,7 @@ __all__ = [
     "longest_phases",
     "median_step_seconds",
     "no_gpu_line",
+    "phase_io",
     "phase_rows",
     "phase_spans",
     "phase_totals",
@@ -178,12 +203,14 @@ __all__ = [
     "run_metrics",
     "runner_up",
     "select_law",
+    "sent_rates",
     "series",
     "share_rows",
     "short_path",
     "sizes",
     "sparkline",
     "summarize",
+    "summarize_copies",
     "summarize_training",
     "top_imports",
     "top_lines",
@@ -194,8 +221,12 @@ __all__ = [
     "torch_step_leak",
     "torch_steps",
     "torch_summary",
+    "training_cpu_lines",
+    "training_cpu_sentence",
     "training_figures",
     "training_verdict",
     "waiting_lines",
     "warmup_steps",
+    "with_cpu",
+    "with_gpu",
 ]

@@ -118,3 +118,30 @@ def gpu_budget_figure(profile: Profile) -> tuple[int | None, str]:
             f"torch reserved on {where}: a lower bound (NVML missing, so no CUDA context counted)"
         )
     return None, f"no allocator or NVML figure for {where}"
+
+
+def gpu_phase_figure(profile: Profile, phase: str) -> tuple[int | None, str]:
+    """What a per-phase ``gpu=`` budget (``fit.gpu=``) judges: torch's reserved peak inside the
+    phase's windows (``GpuWindow`` of kind "phase", exact per window: docs/gpu.md), the largest over
+    the records of that name per process, added over the processes on a device, the largest device.
+    A lower bound of what the card must hold: NVML is not read per phase, so the CUDA context (the
+    run's, where measured, is named in the note) comes on top. None: no window of that phase."""
+    if not profile.gpu:
+        return None, f"no GPU figure in this profile ({_why_no_gpu(profile)})"
+    best: tuple[int, GpuDevice] | None = None
+    for device in profile.gpu:
+        per_pid: dict[int, int] = {}
+        for w in device.windows:
+            if w.kind == "phase" and w.name == phase:
+                per_pid[w.pid] = max(per_pid.get(w.pid, 0), w.reserved_peak)
+        if per_pid and (best is None or sum(per_pid.values()) > best[0]):
+            best = (sum(per_pid.values()), device)
+    if best is None:
+        return None, f"no GPU window of phase '{phase}' (it did not run, or CUDA was not initialised in it)"
+    figure, device = best
+    where = f"device {device.index}" + (f" ({device.name})" if device.name else "")
+    context = "" if device.context is None else f" (the run's context: {format_bytes(device.context)})"
+    return (
+        figure,
+        f"torch reserved in '{phase}' on {where}: a lower bound, the CUDA context comes on top{context}",
+    )

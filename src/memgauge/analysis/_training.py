@@ -110,6 +110,10 @@ def summarize_training(
         tokens_seconds = sum(r.seconds or 0.0 for r in with_tokens)
         if with_tokens and tokens_seconds > 0:
             out.tokens_per_second = round(sum(r.tokens or 0 for r in with_tokens) / tokens_seconds, 6)
+            out.tokens_per_step = stat([float(r.tokens or 0) for r in with_tokens])
+            out.tokens_per_second_per_step = stat(
+                [(r.tokens or 0) / r.seconds for r in with_tokens if r.seconds]
+            )
         if measured:
             out.data_wait_share = round(min(1.0, wait / seconds), 6)
             out.wait_share_per_step = stat(
@@ -146,12 +150,20 @@ def training_verdict(t: Training) -> str:
             f"data or compute bounds the loop is unknown; it ran {t.steps_per_second:.3g} steps/s."
         )
     share = t.data_wait_share or 0.0
+    gpu = "" if t.gpu_utilization is None else f" (the GPU runs kernels {t.gpu_utilization:.0%} of the time)"
     if t.bound == "data":
         faster = (t.steps_per_second_without_data_wait or 0.0) / t.steps_per_second
         return (
-            f"Waiting for data takes {share:.0%} of each step: with no wait the loop would run "
+            f"Waiting for data takes {share:.0%} of each step{gpu}: with no wait the loop would run "
             f"{faster:.1f}x faster, so loading (more DataLoader workers, prefetching, faster "
             "decoding) matters most."
+        )
+    if t.bound == "host":
+        return (
+            f"The GPU runs kernels only {t.gpu_utilization or 0.0:.0%} of the time and waiting for data "
+            f"takes {share:.0%}: the host side (Python, kernel launches, synchronisations, copies) "
+            "bounds the loop, so larger batches, fewer synchronisations, CUDA graphs or "
+            "torch.compile matter most."
         )
     mfu = "" if t.mfu is None else f" at {t.mfu:.0%} of the device's peak FLOP/s"
     tail = (
@@ -190,7 +202,13 @@ def training_figures(t: Training) -> tuple[TrainingFigure, ...]:
             "count",
             t.samples_per_step,
         ),
-        TrainingFigure("tokens/s", t.tokens_per_second, "per_second"),
+        TrainingFigure("tokens/s", t.tokens_per_second, "per_second", t.tokens_per_second_per_step),
+        TrainingFigure(
+            "tokens per step",
+            t.tokens_per_step.median if t.tokens_per_step else None,
+            "count",
+            t.tokens_per_step,
+        ),
         TrainingFigure("data wait share", t.data_wait_share, "share", t.wait_share_per_step),
         TrainingFigure("steps/s with no data wait", t.steps_per_second_without_data_wait, "per_second"),
         TrainingFigure("steps/s if compute were free", t.steps_per_second_if_compute_free, "per_second"),
@@ -203,6 +221,10 @@ def training_figures(t: Training) -> tuple[TrainingFigure, ...]:
         TrainingFigure("achieved FLOP/s", t.achieved_flops_per_second, "flop_rate"),
         TrainingFigure("peak FLOP/s", t.peak_flops_per_second, "flop_rate", note=t.peak_source),
         TrainingFigure("MFU", t.mfu, "share"),
+        TrainingFigure("GPU utilisation", t.gpu_utilization, "share", note="NVML: kernels running"),
+        TrainingFigure(
+            "GPU memory busy", t.gpu_memory_utilization, "share", note="NVML: memory read or written"
+        ),
     ]
     rows += [TrainingFigure(f"{c.kind} events", c.count, "count") for c in t.counters]
     rows += [TrainingFigure(f"{c.kind}/s", c.per_second, "per_second") for c in t.counters]

@@ -79,6 +79,9 @@ _FIGURES = (
     ("data wait share", "share", "data_wait_share"),
     ("FLOPs per step", "flops", "flops_per_step"),
     ("MFU", "share", "mfu"),
+    ("main loop CPU", "cores", "cpu_main_loop"),
+    ("DataLoader workers CPU", "cores", "cpu_workers"),
+    ("GPU utilisation", "share", "gpu_utilization"),
 )
 
 

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from memgauge.capture._frames import is_library, is_own
     from memgauge.capture._gpu import ENV_FAKE_CUDA, GpuLog, ScriptedCudaSource, TorchCudaSource
     from memgauge.capture._gpu_cap import ENV_GPU_CAP, install_cap
-    from memgauge.capture._gpu_read import read_gpu_records
+    from memgauge.capture._gpu_read import read_gpu_records, read_gpu_snapshot
+    from memgauge.capture._gpu_snapshot import ENV_GPU_SNAPSHOT, ENV_GPU_SNAPSHOT_ENTRIES, install_snapshot
     from memgauge.capture._knobs import ENV_KNOBS
     from memgauge.capture._knobs_read import knobs_request, read_knobs
     from memgauge.capture._lines_read import LineData, RetainedSeries, read_lines, source_line
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
     )
     from memgauge.capture._torch_read import read_torch, torch_memory
     from memgauge.capture._training import step, timed_iter
+    from memgauge.capture._training_block import BlockLoop, start_block_loop
     from memgauge.capture._training_read import LoopRecord, read_training
     from memgauge.capture._wire import (
         EV_ERROR,
@@ -116,12 +118,18 @@ _NAMES = {
     "ScriptedCudaSource": "_gpu",
     "TorchCudaSource": "_gpu",
     "read_gpu_records": "_gpu_read",
+    "read_gpu_snapshot": "_gpu_read",
+    "ENV_GPU_SNAPSHOT": "_gpu_snapshot",
+    "ENV_GPU_SNAPSHOT_ENTRIES": "_gpu_snapshot",
+    "install_snapshot": "_gpu_snapshot",
     "TORCH_MODES": "_torch",
     "active_torch_tracker": "_torch",
     "live_tensors": "_torch",
     "start_tracking": "_torch",
     "step": "_training",
     "timed_iter": "_training",
+    "BlockLoop": "_training_block",
+    "start_block_loop": "_training_block",
     "LoopRecord": "_training_read",
     "read_training": "_training_read",
     "stop_tracking": "_torch",
@@ -170,6 +178,8 @@ __all__ = [
     "ENV_EVENTS_DIR",
     "ENV_FAKE_CUDA",
     "ENV_GPU_CAP",
+    "ENV_GPU_SNAPSHOT",
+    "ENV_GPU_SNAPSHOT_ENTRIES",
     "ENV_KNOBS",
     "ENV_LINES",
     "ENV_PREDICT",
@@ -187,6 +197,7 @@ __all__ = [
     "PAGE_SIZE",
     "TORCH_MODES",
     "WIRE_VERSION",
+    "BlockLoop",
     "ClosedPhase",
     "GpuLog",
     "LineData",
@@ -204,6 +215,7 @@ __all__ = [
     "active_torch_tracker",
     "active_tracker",
     "install_cap",
+    "install_snapshot",
     "is_library",
     "is_own",
     "kill_until_gone",
@@ -221,6 +233,7 @@ __all__ = [
     "read_cmdline",
     "read_events",
     "read_gpu_records",
+    "read_gpu_snapshot",
     "read_knobs",
     "read_lines",
     "read_stat",
@@ -231,6 +244,7 @@ __all__ = [
     "set_tracker",
     "source_line",
     "stalled_line",
+    "start_block_loop",
     "start_sampler",
     "start_tracking",
     "step",

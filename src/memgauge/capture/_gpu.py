@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -163,6 +164,10 @@ class GpuLog:
         # device -> [current, peak] bytes of the storages the tracker counts there
         self.tensors: dict[str, list[int]] = {}
         self.cap: int | None = None  # the bytes torch's reserve was capped at (``_gpu_cap``)
+        self.snapshot = ""  # the file this process dumps its memory history to (``_gpu_snapshot``)
+        # the windows open now (the step's, phases', blocks'): device -> peaks, folded at each read
+        self._open: dict[object, dict[int, dict[str, int]]] = {_STEP: {}}
+        self._lock = threading.RLock()
 
     @property
     def source(self) -> CudaSource:
@@ -182,7 +187,9 @@ class GpuLog:
         if row is not None:
             row[0] -= n
 
-    def _read(self, kind: str, name: str, *, reset: bool) -> None:
+    def _read(self, kind: str, name: str, *, reset: bool, close: object = None) -> None:
+        """Read every device's peaks (since the last reset), fold them into the run's rows and
+        every open window; with ``kind``, the window ``close`` ends and goes out as a row."""
         source = self.source
         if not source.initialized():
             return
@@ -190,41 +197,34 @@ class GpuLog:
             stats = source.stats(device)
             row = self.devices.get(device)
             if row is None:
-                row = self.devices[device] = {
-                    "index": device,
-                    "uuid": source.uuid(device),
-                    "allocated_peak": 0,
-                    "reserved_peak": 0,
-                    "active_peak": 0,
-                    "reserved_unallocated_at_peak": 0,
-                    "alloc_retries": 0,
-                    "ooms": 0,
-                }
-            allocated = stats["allocated_bytes.all.peak"]
-            reserved = stats["reserved_bytes.all.peak"]
-            if allocated > row["allocated_peak"] or not row["allocated_peak"]:
-                # reserved can only grow inside a window without empty_cache: its peak there is
-                # an upper bound of what was reserved when allocated peaked
-                row["reserved_unallocated_at_peak"] = max(0, reserved - allocated)
-            row["allocated_peak"] = max(row["allocated_peak"], allocated)
-            row["reserved_peak"] = max(row["reserved_peak"], reserved)
-            row["active_peak"] = max(row["active_peak"], stats["active_bytes.all.peak"])
+                row = self.devices[device] = {"index": device, "uuid": source.uuid(device), **_peaks()}
+                row.update(alloc_retries=0, ooms=0)
+            figures = (
+                stats["allocated_bytes.all.peak"],
+                stats["reserved_bytes.all.peak"],
+                stats["active_bytes.all.peak"],
+            )
+            _fold(row, *figures)
             row["alloc_retries"] = stats["num_alloc_retries"]
             row["ooms"] = stats["num_ooms"]
-            if kind and len(self.windows) < MAX_WINDOWS:
+            for window in self._open.values():
+                _fold(window.setdefault(device, _peaks()), *figures)
+            if kind and close is not None and len(self.windows) < MAX_WINDOWS:
+                peaks = self._open[close].pop(device)
                 self.windows.append(
                     {
                         "kind": kind,
                         "name": name,
                         "device": device,
-                        "allocated_peak": allocated,
-                        "reserved_peak": reserved,
-                        "active_peak": stats["active_bytes.all.peak"],
+                        "allocated_peak": peaks["allocated_peak"],
+                        "reserved_peak": peaks["reserved_peak"],
+                        "active_peak": peaks["active_peak"],
                         "allocated_end": stats["allocated_bytes.all.current"],
                         "reserved_end": stats["reserved_bytes.all.current"],
                     }
                 )
-            elif kind:
+            elif kind and close is not None:
+                self._open[close].pop(device)
                 self.windows_dropped += 1
             if reset:
                 source.reset_peaks(device)
@@ -240,30 +240,76 @@ class GpuLog:
             self._source = _Silent()
 
     def window_end(self, kind: str, name: str) -> None:
-        """A step or phase ended: its peaks per device, then a fresh window."""
-        try:
-            self._read(kind, name, reset=True)
-        except Exception:  # a failing torch.cuda must not break the program: no more figures
-            self._source = _Silent()
+        """A step ended: its peaks per device (every reading since the last step's end, phase
+        boundaries included), then a fresh window."""
+        with self._lock:
+            try:
+                self._read(kind, name, reset=True, close=_STEP)
+            except Exception:  # a failing torch.cuda must not break the program: no more figures
+                self._source = _Silent()
+
+    def window_open(self, key: object) -> None:
+        """A phase (or a measured block) ``key`` begins: the peaks so far go to the run and to every
+        open window, then are reset, so that ``window_close`` sees this window's own."""
+        with self._lock:
+            try:
+                self._read("", "", reset=True)
+            except Exception:
+                self._source = _Silent()
+            self._open[key] = {}
+
+    def window_close(self, key: object, kind: str = "", name: str = "") -> dict[int, dict[str, int]]:
+        """The window ``key`` ends: its peaks per device (empty where CUDA never ran in it), out as
+        a ``windows`` row too when ``kind`` is given ("phase"). Every reset in between (a step's
+        end, another phase's boundary, in any thread) read the peaks first and folded them into
+        every open window: the figures are exact, and include what other threads allocated."""
+        with self._lock:
+            if key not in self._open:
+                return {}
+            try:
+                self._read(kind, name, reset=True, close=key if kind else None)
+            except Exception:
+                self._source = _Silent()
+            return self._open.pop(key)
 
     def record(self) -> dict[str, Any] | None:
         """The ``gpu`` object of the tracker's record; None when CUDA never ran and no tensor lived
         on a GPU."""
-        try:
-            self._read("", "", reset=False)  # the window still open counts for the run's peaks
-        except Exception:
-            self._source = _Silent()
+        with self._lock:
+            try:
+                self._read("", "", reset=False)  # the window still open counts for the run's peaks
+            except Exception:
+                self._source = _Silent()
         gpu_tensors = {d: row[1] for d, row in self.tensors.items() if _device_index(d) is not None}
-        if not self.devices and not gpu_tensors:
+        if not self.devices and not gpu_tensors and not self.snapshot:
             return None
         return {
             **({"cap_bytes": self.cap} if self.cap else {}),
+            **({"snapshot": self.snapshot} if self.snapshot else {}),
             "module_loading": self.module_loading,
             "devices": [self.devices[d] for d in sorted(self.devices)],
             "windows": self.windows,
             "windows_dropped": self.windows_dropped,
             "tensors": {str(_device_index(d)): n for d, n in sorted(gpu_tensors.items())},
         }
+
+
+_STEP = "step"  # the key of the step window, always open
+
+
+def _peaks() -> dict[str, int]:
+    return {"allocated_peak": 0, "reserved_peak": 0, "active_peak": 0, "reserved_unallocated_at_peak": 0}
+
+
+def _fold(row: dict[str, Any], allocated: int, reserved: int, active: int) -> None:
+    """One reading of the peaks into a row of peaks (the run's, or a window's)."""
+    if allocated > row["allocated_peak"] or not row["allocated_peak"]:
+        # reserved can only grow inside a window without empty_cache: its peak there is an upper
+        # bound of what was reserved when allocated peaked
+        row["reserved_unallocated_at_peak"] = max(0, reserved - allocated)
+    row["allocated_peak"] = max(row["allocated_peak"], allocated)
+    row["reserved_peak"] = max(row["reserved_peak"], reserved)
+    row["active_peak"] = max(row["active_peak"], active)
 
 
 class _Silent:

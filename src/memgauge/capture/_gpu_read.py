@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from typing import Any
 
 from memgauge.capture._gpu import GPU_DEVICE_FIELDS, GPU_FIELDS, GPU_WINDOW_FIELDS
@@ -32,6 +33,8 @@ def _check(gpu: object) -> str | None:
     cap = gpu.get("cap_bytes")
     if cap is not None and layout_problem({"cap_bytes": cap}, {"cap_bytes": "int"}) is not None:
         return "field 'cap_bytes' is not of type int"
+    if not isinstance(gpu.get("snapshot", ""), str):
+        return "field 'snapshot' is not of type str"
     if not all(isinstance(v, int) and k.isdigit() for k, v in gpu["tensors"].items()):
         return "field 'tensors' is not a map of device index to bytes"
     return None
@@ -60,4 +63,26 @@ def read_gpu_records(
                 warnings.append(CaptureWarning(file=name, message=message))
             continue
         found[pid] = record["gpu"]
+    return found
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Loads plain data only (dicts, lists, strings, numbers, tuples): a snapshot is nothing else,
+    and the file was written by the measured program, which need not be trusted."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"{module}.{name}: not plain data")
+
+
+def read_gpu_snapshot(path: str) -> dict[str, Any] | str:
+    """The memory snapshot a process dumped (``_gpu_snapshot``), or why it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            found = _PlainUnpickler(f).load()
+    except FileNotFoundError:
+        return "not written (CUDA never initialised, or the process did not exit normally)"
+    except (OSError, pickle.UnpicklingError, EOFError, ValueError) as e:
+        return f"unreadable ({e})"
+    if not isinstance(found, dict) or not isinstance(found.get("device_traces"), list):
+        return "not a torch memory snapshot (no device_traces)"
     return found

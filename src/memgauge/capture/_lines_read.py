@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from memgauge.capture._line_times import LINE_TIMES, line_spans
 from memgauge.capture._wire import (
     CHILD_ROW,
     CONTENTION_ROW,
@@ -72,6 +73,9 @@ class LineData:
     started_by: dict[int, tuple[int, Key]] = field(default_factory=dict)
     # what each process still held at its last sample, by innermost line, largest first
     held: list[HeldLine] = field(default_factory=list)
+    # when the main thread of each process was on which line: (pid, file, line, function, start,
+    # end, seconds), seconds since t0 (``_line_times``), for GPU time per line
+    line_times: list[tuple[int, str, int, str, float, float, float]] = field(default_factory=list)
 
 
 def source_line(file: str, line: int) -> str:
@@ -110,6 +114,7 @@ def read_lines(
         out.retained.extend(part.retained)
         out.started_by.update(part.started_by)
         out.held.extend(part.held)
+        out.line_times.extend(part.line_times)
     out.held.sort(key=lambda h: -h.bytes)
     out.lines.sort(
         key=lambda s: -(s.cpu_python_seconds + s.cpu_native_seconds + s.wait_seconds + s.contention_seconds)
@@ -230,6 +235,7 @@ def _decode(data: dict[str, Any], t0: float, out: LineData) -> None:
         for k, size in sorted(held.items(), key=lambda kv: -kv[1])[:TOP_ATTRIBUTION]
         if size >= HELD_MIN_BYTES
     )
+    out.line_times.extend(line_spans(data.get(LINE_TIMES), keys, pid, t0))
     for child in _rows(CHILD_ROW, data.get("children", [])):
         out.started_by[int(child["pid"])] = (pid, keys[child["key"]])
     out.imports.extend(

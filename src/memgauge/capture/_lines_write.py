@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from _json import encode_basestring_ascii as _encode_str
 
+from memgauge.capture._line_times import LINE_TIMES
 from memgauge.capture._spawns import started
 from memgauge.capture._wire import LINE_STATS, LINES, VERSION, WIRE_VERSION, file_name
 
@@ -57,6 +58,7 @@ def lines_record(sampler: Sampler) -> dict[str, Any]:
     ]
     # numbered before "keys" is written out below
     children = [[pid, index(key)] for pid, key in list(started)]
+    times = sampler.times.record(index)  # the main thread's line over time (``_line_times``)
     return {
         VERSION: WIRE_VERSION,
         "pid": sampler.pid,
@@ -77,6 +79,7 @@ def lines_record(sampler: Sampler) -> dict[str, Any]:
         "imports": sampler.imports,
         "children": children,
         "contention": contention,
+        **({LINE_TIMES: times} if times is not None else {}),
     }
 
 

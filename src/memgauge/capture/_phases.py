@@ -20,6 +20,8 @@ import time
 
 from memgauge.capture import _procfs
 from memgauge.capture._events import ENV_EVENTS_DIR, EventWriter
+from memgauge.capture._gpu_phase import gpu_phase_ended, gpu_phase_started
+from memgauge.capture._training_io import io_between, self_io
 from memgauge.capture._wire import EV_HWM_RESET, EV_PHASE_END, EV_PHASE_START
 
 # not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
@@ -143,10 +145,15 @@ class PhaseTracker:
             self._open[phase.id] = phase
             stack.append(phase.id)
             self.sink.phase_started(phase, hwm)
+            gpu_phase_started(phase)  # torch's allocator peaks, folded and reset as VmHWM is
             return phase
 
     def end(self, phase: OpenPhase) -> ClosedPhase:
         with self._lock:
+            # first: the sink's I/O counters are read before memgauge's own reads of /proc
+            mark = getattr(self.sink, "phase_ending", None)
+            if mark is not None:
+                mark(phase.id)
             t = self.clock()
             hwm = self.source.high_water()
             rss = self.source.resident()
@@ -164,6 +171,7 @@ class PhaseTracker:
             for o in self._open.values():
                 o.peak = max(o.peak, peak)
             closed = ClosedPhase(phase=phase, end=t, end_resident=rss, peak=peak, exact=exact)
+            gpu_phase_ended(phase, phase.name)
             self.sink.phase_ended(closed)
             return closed
 
@@ -177,6 +185,9 @@ class EventSink:
 
     def __init__(self, writer: EventWriter) -> None:
         self._writer = writer
+        # each open phase's I/O counters at its start (``_training_io``), read after its event;
+        # at its end, what it read and wrote
+        self._io: dict[int, Any] = {}
 
     def phase_started(self, phase: OpenPhase, high_water_before: int) -> None:
         self._writer.write(
@@ -193,21 +204,28 @@ class EventSink:
                 "reset": phase.reset,
             }
         )
+        self._io[phase.id] = self_io()
 
     def high_water_reset(self, high_water_before: int) -> None:
         self._writer.write({"ev": EV_HWM_RESET, "t": time.monotonic(), "hwm_before": high_water_before})
 
+    def phase_ending(self, phase_id: int) -> None:
+        """The phase's I/O, read as its end begins (before the reads of VmHWM and RSS)."""
+        self._io[phase_id] = io_between(self._io.get(phase_id), self_io())
+
     def phase_ended(self, closed: ClosedPhase) -> None:
-        self._writer.write(
-            {
-                "ev": EV_PHASE_END,
-                "t": closed.end,
-                "id": closed.phase.id,
-                "peak": closed.peak,
-                "rss": closed.end_resident,
-                "exact": closed.exact,
-            }
-        )
+        io = self._io.pop(closed.phase.id, None)
+        event = {
+            "ev": EV_PHASE_END,
+            "t": closed.end,
+            "id": closed.phase.id,
+            "peak": closed.peak,
+            "rss": closed.end_resident,
+            "exact": closed.exact,
+        }
+        if io is not None:
+            event["io"] = io
+        self._writer.write(event)
 
 
 _tracker: PhaseTracker | None = None

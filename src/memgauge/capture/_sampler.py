@@ -36,6 +36,7 @@ import time
 from memgauge.capture._bytecode import blocked_keys, stalled_keys
 from memgauge.capture._frames import LIBRARY, USER, StackReader
 from memgauge.capture._ledger import Ledger
+from memgauge.capture._line_times import LineTimes
 from memgauge.capture._lines_write import lines_record, write_lines
 from memgauge.capture._procfs import OwnThreads, parse_high_water, thread_cpu_clock
 from memgauge.capture._sample_keys import INHERITED_KEY, NATIVE_THREADS_KEY, OWN_KEY, STARTUP_KEY, UNKNOWN_KEY
@@ -93,6 +94,7 @@ class Sampler:
         # then CONTENTION (the lines record's optional "contention")
         self.lines: dict[Key, list[float]] = {}
         self.ledger = Ledger()
+        self.times = LineTimes()  # the main thread's line over time, for GPU time per line
         self.threads = OwnThreads()
         self.delays = RunDelays()
         self.statm = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
@@ -221,6 +223,7 @@ class Sampler:
                 seen.append((keys, cpu, native, blocked, queued))
         self.threads.keep(alive)
         self.delays.keep(alive)
+        self.times.add(t, wall, stacks, self.main_ident)
         if not seen:
             self._memory(t, rss, [])
             return

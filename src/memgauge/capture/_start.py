@@ -44,6 +44,10 @@ def start_all() -> None:
             return sampler.imports if sampler is not None else None
 
         ImportTracker(resident, records).install()
+    from memgauge.capture import _pickles
+
+    # a finder that waits for `import multiprocessing`: bytes pickled between processes
+    _pickles.install()
     from memgauge.capture import _torch
 
     # a finder that waits for the program's own `import torch` (MEMGAUGE_TORCH=off: nothing)

@@ -30,6 +30,7 @@ from torch.optim.optimizer import register_optimizer_step_post_hook, register_op
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from memgauge.capture._gpu_cap import install_cap
+from memgauge.capture._gpu_snapshot import install_snapshot
 from memgauge.capture._torch_track import (
     ACTIVATIONS,
     GRADIENTS,
@@ -327,6 +328,7 @@ def connect(mode: str, directory: str) -> Tracker:
     tracker.hooks = hooks
     atexit.register(hooks.at_exit)
     tracker.gpu.cap = install_cap(torch)  # --enforce with a gpu= limit (docs/gpu.md)
+    tracker.gpu.snapshot = install_snapshot(torch) or ""  # --gpu-snapshot FILE (docs/gpu.md)
     if directory:
         from memgauge.capture._training_torch import attach
 

@@ -87,6 +87,9 @@ class Loop:
         self.role = ""
         # the kernel's I/O counters of this process at its end (/proc/self/io)
         self.io: dict[str, int] | None = None
+        # bytes copied across devices (``_copies.Copies``) and pickled (``_pickles.Pickles``)
+        self.copies: Any = None
+        self.pickles: Any = None
         self._start: float | None = None
         self._wait = 0.0
         self._samples: int | None = None
@@ -141,13 +144,16 @@ class Loop:
         begin = self._start
         if start is not None and (begin is None or start < begin):
             begin = start
-        if len(self.rows) < MAX_STEPS:
+        kept = len(self.rows) < MAX_STEPS
+        if kept:
             seconds = None if begin is None else round(now - begin, 6)
             self.rows.append(
                 [round(now, 6), seconds, round(self._wait, 6), self._samples, kind, self._tokens]
             )
         else:
             self.dropped += 1
+        if self.copies is not None:
+            self.copies.end_step(kept)
         self._start = now
         self._wait = 0.0
         self._samples = None
@@ -174,6 +180,10 @@ class Loop:
             out["role"] = self.role
         if self.io is not None:
             out["io"] = self.io
+        if self.copies is not None and any(self.copies.counts):
+            out["copies"] = self.copies.record()
+        if self.pickles is not None and self.pickles.count:
+            out["pickles"] = self.pickles.record()
         return out
 
     def flush(self) -> None:
@@ -193,7 +203,7 @@ class Loop:
             # a failed peak measurement must not cost the record
             with contextlib.suppress(Exception):
                 self.torch.at_exit()
-        if self.rows or self.counters or self.fetches or self.role:
+        if self.rows or self.counters or self.fetches or self.role or self.pickles is not None:
             self.io = read_io()
             self.flush()
 

@@ -14,10 +14,12 @@ from typing import Any
 
 from memgauge.capture._wire import (
     TRAINING,
+    TRAINING_COPIES_FIELDS,
     TRAINING_FIELDS,
     TRAINING_FLOPS_FIELDS,
     TRAINING_OPTIONAL,
     TRAINING_PEAK_FIELDS,
+    TRAINING_PICKLES_FIELDS,
     TRAINING_STEP_ROW,
     layout_problem,
     problem,
@@ -42,6 +44,10 @@ class LoopRecord:
     peak: dict[str, Any] | None = None
     # every process that wrote a record: pid -> (its role, its /proc/self/io counters or None)
     roles: dict[int, tuple[str, dict[str, int] | None]] = field(default_factory=dict)
+    # the main loop's copies across devices (``_copies.Copies.record``), if it counted any
+    copies: dict[str, Any] | None = None
+    # every process that sent pickles: pid -> {"count", "bytes", "shared_count", "shared_bytes"}
+    pickles: dict[int, dict[str, int]] = field(default_factory=dict)
 
 
 def _check(record: Any) -> str | None:
@@ -69,12 +75,34 @@ def _check(record: Any) -> str | None:
         found = layout_problem(record["peak"], TRAINING_PEAK_FIELDS)
         if found is not None:
             return f"the measured peak: {found}"
+    if "copies" in record:
+        found = layout_problem(record["copies"], TRAINING_COPIES_FIELDS)
+        if found is None and len(record["copies"]["steps"]) != len(record["steps"]):
+            found = "not one row per step"
+        elif found is None and not all(_three_ints(r) for r in record["copies"]["steps"]):
+            found = "a step's row is not three integers"
+        if found is not None:
+            return f"the copies across devices: {found}"
+    if "pickles" in record:
+        found = layout_problem(record["pickles"], TRAINING_PICKLES_FIELDS)
+        if found is not None:
+            return f"the pickled bytes: {found}"
     return None
+
+
+def _loops(record: dict[str, Any]) -> bool:
+    """Whether the process ran a loop (not only sent pickles)."""
+    return bool(record["steps"] or record.get("fetches") or record["counters"])
+
+
+def _three_ints(row: object) -> bool:
+    return isinstance(row, list) and len(row) == 3 and all(isinstance(v, int) for v in row)
 
 
 def _steps(record: dict[str, Any], t0: float) -> list[TrainingStep]:
     flops = record.get("flops")
     counted = int(flops["step"]) if flops else -1
+    copied = record["copies"]["steps"] if "copies" in record else None
     return [
         TrainingStep(
             index=i,
@@ -85,6 +113,8 @@ def _steps(record: dict[str, Any], t0: float) -> list[TrainingStep]:
             kind=str(kind),
             flops_counted=i == counted,
             tokens=None if tokens is None else int(tokens),
+            h2d_bytes=None if copied is None else int(copied[i][0]),
+            d2h_bytes=None if copied is None else int(copied[i][1]),
         )
         for i, (end, seconds, wait, samples, kind, tokens) in enumerate(record["steps"])
     ]
@@ -123,9 +153,11 @@ def read_training(
         counters=_counters(records),
         flops=main.get("flops"),
         peak=main.get("peak"),
+        copies=main.get("copies"),
+        pickles={int(r["pid"]): r["pickles"] for r in records if "pickles" in r},
         roles={
             int(r["pid"]): (
-                str(r.get("role", "")) or ("main loop" if r is main else ""),
+                str(r.get("role", "")) or ("main loop" if r is main and _loops(r) else ""),
                 {str(k): int(v) for k, v in r["io"].items() if isinstance(v, int)} if "io" in r else None,
             )
             for r in records

@@ -30,6 +30,8 @@ import torch
 from torch.utils.data import DataLoader
 from torch.utils.data.dataloader import _BaseDataLoaderIter
 
+from memgauge.capture._copies import Copies
+from memgauge.capture._copies_torch import wrap_copies
 from memgauge.capture._torch_track import Tracker
 from memgauge.capture._training import Loop, batch_samples, current_loop
 
@@ -61,6 +63,20 @@ def attach(tracker: Tracker) -> None:
         _wrap(_BaseDataLoaderIter, "__next__", with_samples=True)
         _wrap(DataLoader, "__iter__", with_samples=False)
         _wrap_worker()
+        wrap_copies(copies_of_loop, tracker.line_here, _wrapped)  # host<->device bytes
+
+
+def copies_of_loop() -> Copies | None:
+    """The copies of this process's loop (made at its first copy across devices, its earlier steps
+    given none), or None when nothing is measured."""
+    loop = current_loop()
+    if loop is None:
+        return None
+    if loop.copies is None:
+        loop.copies = Copies()
+        loop.copies.steps = [[0, 0, 0] for _ in loop.rows]
+    copies: Copies = loop.copies
+    return copies
 
 
 def _wrap_worker() -> None:

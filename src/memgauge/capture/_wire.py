@@ -81,7 +81,8 @@ EVENT_FIELDS = {
 }
 EVENT_OPTIONAL = {
     EV_PHASE_START: {"parent": "int?", "thread": "str", "reset": "bool"},
-    EV_PHASE_END: {"exact": "bool"},
+    # io: the phase's rchar, wchar, read_bytes, write_bytes (``_training_io``)
+    EV_PHASE_END: {"exact": "bool", "io": "list"},
     EV_EXIT: {"cmdline": "list", "env": "dict"},
     EV_ERROR: {"message": "str"},
     EV_HWM_RESET: {},
@@ -180,7 +181,12 @@ TRAINING_OPTIONAL = {
     # what the process is to the loop ("DataLoader worker 0"), and its /proc/self/io counters at exit
     "role": "str",
     "io": "dict",
+    # bytes copied across devices (``_copies.Copies.record``) and pickled (``_pickles``)
+    "copies": "dict",
+    "pickles": "dict",
 }
+TRAINING_COPIES_FIELDS = {"total": "dict", "count": "dict", "steps": "list", "lines": "list"}
+TRAINING_PICKLES_FIELDS = {"count": "int", "bytes": "int", "shared_count": "int", "shared_bytes": "int"}
 TRAINING_STEP_ROW = ("end", "seconds", "wait_seconds", "samples", "kind", "tokens")
 TRAINING_FLOPS_FIELDS = {"step": "int", "total": "int", "by": "list", "device_name": "str"}
 TRAINING_PEAK_FIELDS = {"flops_per_second": "number", "dtype": "str", "source": "str"}

@@ -216,6 +216,19 @@ def run_options(p: argparse.ArgumentParser) -> None:
         help="where a program that imports torch holds tensor memory, by role, module and step "
         "(default summary: module, autograd and optimizer hooks; full: every operator, slower)",
     )
+    p.add_argument(
+        "--gpu-snapshot",
+        metavar="FILE",
+        help="record torch's CUDA memory history in the program and write it to FILE at its exit (a "
+        "pickle https://pytorch.org/memory_viz opens); the report charges the GPU peak to lines",
+    )
+    p.add_argument(
+        "--gpu-snapshot-entries",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="the history keeps the last N alloc/free events (default 100000; it bounds the file)",
+    )
     color_options(p)
 
 

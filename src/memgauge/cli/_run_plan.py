@@ -60,6 +60,9 @@ class RunPlan:
             interval=args.interval, cgroup=args.cgroup, lines=lines, alloc=args.alloc, enforce=enforce
         )
         self.options.torch = getattr(args, "torch", "summary")
+        snapshot = getattr(args, "gpu_snapshot", None)
+        if snapshot is not None:
+            self._gpu_snapshot(snapshot, args.gpu_snapshot_entries)
         sandbox_plan = getattr(args, "sandbox", None)
         if sandbox_plan is not None:
             from memgauge.isolation import SandboxRun
@@ -68,6 +71,21 @@ class RunPlan:
                 self.options.sandbox = SandboxRun.load(sandbox_plan)
             except (OSError, ValueError, KeyError, TypeError) as e:
                 raise UsageError(f"--sandbox {sandbox_plan}: not a sandbox plan: {e}") from e
+
+    def _gpu_snapshot(self, path: str, entries: int) -> None:
+        """--gpu-snapshot: the program records torch's memory history and dumps it to ``path``
+        (docs/gpu.md), asked for through its environment (never memgauge's own)."""
+        from memgauge.capture import ENV_GPU_SNAPSHOT, ENV_GPU_SNAPSHOT_ENTRIES
+
+        if not path:
+            raise UsageError("--gpu-snapshot needs a path")
+        if entries <= 0:
+            raise UsageError("--gpu-snapshot-entries must be a positive number of events")
+        if self.options.torch == "off":
+            raise UsageError("--gpu-snapshot needs the torch tracker: drop --torch off")
+        check_output(path, "GPU snapshot")
+        env = {ENV_GPU_SNAPSHOT: os.path.abspath(path), ENV_GPU_SNAPSHOT_ENTRIES: str(entries)}
+        self.options.env = {**(self.options.env or os.environ), **env}
 
     def run(self, json_path: str | None = None, *, report: bool = True) -> Profile:
         """Run the program, then save its profile (to ``json_path`` when given) and HTML report and

@@ -2,11 +2,14 @@
 real ``tensorboard`` package (the ``tensorboard`` extra; imported only when asked for), so that
 users see memgauge's figures beside their own.
 
-Per step (TensorBoard's step = the step's index): ``memgauge/step_seconds``, ``memgauge/steps_per_second``
-(one over the step's time), ``memgauge/data_wait_share``, ``memgauge/samples_per_second`` where the
-step's samples are known, and ``memgauge/torch_peak_bytes`` where torch was tracked. At the last
-step, the run's steady figures: ``memgauge/steady/steps_per_second``, ``.../samples_per_second``,
-``.../data_wait_share``, ``.../mfu``, ``.../flops_per_step``, and ``memgauge/peak_resident_bytes``.
+Per step (TensorBoard's step = the step's index): ``memgauge/step_seconds``,
+``memgauge/steps_per_second`` (one over the step's time), ``memgauge/data_wait_share``,
+``memgauge/samples_per_second`` where the step's samples are known, ``memgauge/tokens_per_second``
+where its tokens are, and ``memgauge/torch_peak_bytes`` where torch was tracked. At the last step,
+the run's steady figures: ``memgauge/steady/steps_per_second``, ``.../samples_per_second``,
+``.../tokens_per_second``, ``.../data_wait_share``, ``.../mfu``, ``.../flops_per_step``, the
+steady CPU (``.../cpu_main_loop``, ``.../cpu_workers``, in cores) and GPU (``.../gpu_utilization``,
+``.../gpu_memory_utilization``) where measured, and ``memgauge/peak_resident_bytes``.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ def scalars(profile: Profile) -> list[tuple[str, int, float]]:
             out.append(("memgauge/data_wait_share", r.index, min(1.0, r.wait_seconds / r.seconds)))
             if r.samples is not None:
                 out.append(("memgauge/samples_per_second", r.index, r.samples / r.seconds))
+            if r.tokens is not None:
+                out.append(("memgauge/tokens_per_second", r.index, r.tokens / r.seconds))
         step = torch_steps.get(r.index)
         if step is not None:
             out.append(("memgauge/torch_peak_bytes", r.index, float(step.peak_bytes)))
@@ -49,6 +54,11 @@ def scalars(profile: Profile) -> list[tuple[str, int, float]]:
         steady = {
             "steps_per_second": t.steps_per_second,
             "samples_per_second": t.samples_per_second,
+            "tokens_per_second": t.tokens_per_second,
+            "cpu_main_loop": t.cpu_main_loop,
+            "cpu_workers": t.cpu_workers,
+            "gpu_utilization": t.gpu_utilization,
+            "gpu_memory_utilization": t.gpu_memory_utilization,
             "data_wait_share": t.data_wait_share,
             "mfu": t.mfu,
             "flops_per_step": t.flops_per_step,

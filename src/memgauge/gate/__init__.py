@@ -12,11 +12,13 @@ both call:
 - the one serialised form of a verdict, both ways: ``Verdict.to_dict`` / ``CheckResult.to_dict``
   (what ``verdict_json``, the pytest plugin's ``--memgauge-json`` and the service hold) and
   ``Verdict.from_dict`` / ``CheckResult.from_dict`` (typed records again, for a stored verdict);
+- :func:`apply_proof` folds a budget's proof (a run under its ``rss`` as a hard limit) into a
+  verdict, :func:`proved_limit` names the limit a proof runs under;
 - :func:`format_amount` writes a limit's figure for people ("512 MiB", "1.50 s").
 
 Layout: ``_budget`` (budgets), ``_config`` (the project's configuration), ``_records`` (the verdict's
-records and their serialised form), ``_verdict`` (measuring and judging), ``_render`` (text, JSON,
-BMF).
+records and their serialised form), ``_verdict`` (measuring and judging), ``_proof`` (a verdict
+after its budget's proof), ``_render`` (text, JSON, BMF).
 
 Importing it stays light: no rich, no TOML reader, no statistics until they are used.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 from memgauge.gate._budget import METRICS, Budget, BudgetError, Limit, format_amount, parse_budget
 from memgauge.gate._config import ConfigError, GateConfig, load_config, resolve_budget
+from memgauge.gate._proof import apply_proof, proved_limit
 from memgauge.gate._records import Blame, CheckResult, Verdict
 from memgauge.gate._render import bencher_bmf, result_line, verdict_json, verdict_text
 from memgauge.gate._verdict import judge, judge_baseline, judge_runs, measure
@@ -39,6 +42,7 @@ __all__ = [
     "GateConfig",
     "Limit",
     "Verdict",
+    "apply_proof",
     "bencher_bmf",
     "format_amount",
     "judge",
@@ -47,6 +51,7 @@ __all__ = [
     "load_config",
     "measure",
     "parse_budget",
+    "proved_limit",
     "resolve_budget",
     "result_line",
     "verdict_json",

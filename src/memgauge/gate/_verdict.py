@@ -2,7 +2,8 @@
 
 What each limit measures:
 
-- ``rss``: the resident peak of the whole process tree (``profile.peak.resident_bytes``);
+- ``rss``: what a container needs for the whole process tree (``profile.peak.needs_bytes``;
+  profiles written before it: the tree's resident peak, ``profile.peak.resident_bytes``);
   ``phase.rss``: the highest resident peak among the records of that phase name, in any process
   (a lower bound, said in the note, when a record's peak is not exact);
 - ``wall``: the run's wall time; ``phase.wall``: the summed duration of that name's records, as the
@@ -10,7 +11,8 @@ What each limit measures:
 - ``cpu``: user + system time of the tree; per phase it is not recorded: unmeasured;
 - ``gpu``: the largest process figure on one device (NVML, with torch's reserved bytes named
   beside it; torch's reserved alone, a lower bound, where NVML was missing: ``analysis.gpu_budget_figure``);
-  per phase it is not recorded: unmeasured;
+  ``phase.gpu``: torch's reserved peak inside that phase's windows (exact per window; a lower
+  bound, no CUDA context: ``analysis.gpu_phase_figure``); unmeasured where no window of it exists;
 - ``disk``: the most a sandboxed run's files held on its scratch space (``environment.sandbox.disk``,
   memgauge serve); unmeasured elsewhere, and per phase.
 
@@ -54,7 +56,6 @@ if TYPE_CHECKING:
 
 __all__ = ["judge", "judge_baseline", "judge_runs", "measure", "phase_names"]
 
-PHASE_GPU_NOTE = "GPU memory is not recorded per phase"
 NO_DISK_NOTE = "disk use is measured for a whole sandboxed run only (memgauge serve)"
 PHASE_CPU_NOTE = "CPU time is not recorded per phase"
 LOWER_BOUND_NOTE = "a lower bound: the phase's peak is not exact"
@@ -71,11 +72,9 @@ def measure(profile: Profile, metric: str, phase: str | None = None) -> tuple[fl
     if metric in TRAINING_METRICS:
         return training_figure(profile, metric)
     if metric == "gpu":
-        if phase is not None:
-            return None, PHASE_GPU_NOTE
-        from memgauge.analysis import gpu_budget_figure
+        from memgauge.analysis import gpu_budget_figure, gpu_phase_figure
 
-        gpu, note = gpu_budget_figure(profile)
+        gpu, note = gpu_budget_figure(profile) if phase is None else gpu_phase_figure(profile, phase)
         return (None if gpu is None else float(gpu)), note
     if metric == "disk":
         disk = (profile.environment.get("sandbox") or {}).get("disk") or {}
@@ -84,7 +83,7 @@ def measure(profile: Profile, metric: str, phase: str | None = None) -> tuple[fl
         return float(disk["peak_bytes"]), ""
     if phase is None:
         if metric == "rss":
-            return float(profile.peak.resident_bytes), ""
+            return float(rss_figure(profile)), ""
         if metric == "wall":
             return profile.wall_seconds, ""
         return profile.cpu.user_seconds + profile.cpu.system_seconds, ""
@@ -98,6 +97,12 @@ def measure(profile: Profile, metric: str, phase: str | None = None) -> tuple[fl
     if metric == "rss":
         return float(total.peak_bytes), LOWER_BOUND_NOTE if total.lower_bound else ""
     return total.seconds, ""
+
+
+def rss_figure(profile: Profile) -> int:
+    """The figure a whole-run ``rss`` limit judges: what a container needs (``peak.needs_bytes``),
+    else (a profile written before it) the tree's resident peak."""
+    return profile.peak.needs_bytes or profile.peak.resident_bytes
 
 
 # --- judging -----------------------------------------------------------------------------------
@@ -226,7 +231,8 @@ def _error_bound_note(run: Profile, limit: Limit, measured: float) -> str:
     """A note when the whole-run peak is nearer the limit than its error bound: the verdict goes by
     the figure measured, but the true peak may lie on the other side (above the figure for the
     sampled methods, below it for the cgroup ones; see docs/measurement.md)."""
-    bound = run.peak.error_bound_bytes
+    # error_bound_bytes bounds the resident peak, not the need (a VmHWM or a sampled sum)
+    bound = 0 if run.peak.needs_bytes else run.peak.error_bound_bytes
     if limit.metric != "rss" or limit.phase is not None or bound <= 0 or abs(limit.value - measured) > bound:
         return ""
     from memgauge._units import format_bytes

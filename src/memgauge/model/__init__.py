@@ -9,7 +9,7 @@ the service stores them. Plain data only: ``to_dict`` is ``json.dumps``-ready an
 from __future__ import annotations
 
 from memgauge.model._fit import FIT_FORMAT, FitRecord, FitTrial, FitVerification, NonMonotonic
-from memgauge.model._gpu import GpuDevice, GpuProcess, GpuWindow
+from memgauge.model._gpu import GpuDevice, GpuProcess, GpuUtilization, GpuWindow
 from memgauge.model._profile import (
     READABLE_VERSIONS,
     SCHEMA_VERSION,
@@ -46,7 +46,11 @@ from memgauge.model._sweep import (
 from memgauge.model._torch import TORCH_ROLES, TorchMemory, TorchModule, TorchOom, TorchStep, TorchTensor
 from memgauge.model._training import (
     BOUNDS,
+    CpuProcessSeries,
+    CpuUsage,
     Training,
+    TrainingCopies,
+    TrainingCopyLine,
     TrainingCounter,
     TrainingProcess,
     TrainingStat,
@@ -65,13 +69,16 @@ __all__ = [
     "Attribution",
     "CaptureWarning",
     "Confirmation",
+    "CpuProcessSeries",
     "CpuTimes",
+    "CpuUsage",
     "ExitStatus",
     "FitRecord",
     "FitTrial",
     "FitVerification",
     "GpuDevice",
     "GpuProcess",
+    "GpuUtilization",
     "GpuWindow",
     "HeldLine",
     "ImportRecord",
@@ -95,6 +102,8 @@ __all__ = [
     "TorchStep",
     "TorchTensor",
     "Training",
+    "TrainingCopies",
+    "TrainingCopyLine",
     "TrainingCounter",
     "TrainingProcess",
     "TrainingStat",

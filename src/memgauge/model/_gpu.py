@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from memgauge.model._peak import Attribution
+
 
 @dataclass
 class GpuWindow:
@@ -29,6 +31,24 @@ class GpuWindow:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GpuWindow:
+        return cls(**data)
+
+
+@dataclass
+class GpuUtilization:
+    """NVML's utilisation of one device over the run, sampled by the runner: at ``t_seconds``
+    (seconds since the run's start; in a ``memgauge.profile()`` block, since NVML sampling began,
+    within milliseconds of the block's start; one sample every ``interval_seconds``), ``gpu``
+    (percent of time a kernel ran) and ``memory`` (percent of time device memory was read or
+    written), each None where the device does not report it."""
+
+    interval_seconds: float
+    t_seconds: list[float] = field(default_factory=list)
+    gpu: list[int | None] = field(default_factory=list)
+    memory: list[int | None] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GpuUtilization:
         return cls(**data)
 
 
@@ -80,17 +100,26 @@ class GpuDevice:
     # "survived" or "out of memory" under it; None and "" without a cap
     cap_bytes: int | None = None
     cap_outcome: str = ""
+    # --gpu-snapshot: the file torch's memory history went to, and the lines live at the peak the
+    # history replays to (``analysis.gpu_snapshot_peak``), largest first
+    snapshot: str = ""
+    peak_lines: list[Attribution] = field(default_factory=list)
+    # NVML's utilisation over time (None: NVML did not sample the device)
+    utilization: GpuUtilization | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GpuDevice:
-        rest = {k: v for k, v in data.items() if k not in ("source", "windows", "processes", "notes")}
+        nested = ("source", "windows", "processes", "notes", "peak_lines", "utilization")
+        rest = {k: v for k, v in data.items() if k not in nested}
         return cls(
             **rest,
             source={str(k): str(v) for k, v in dict(data.get("source") or {}).items()},
             windows=[GpuWindow.from_dict(w) for w in data.get("windows") or []],
             processes=[GpuProcess.from_dict(p) for p in data.get("processes") or []],
             notes=[str(n) for n in data.get("notes") or []],
+            peak_lines=[Attribution(**a) for a in data.get("peak_lines") or []],
+            utilization=GpuUtilization.from_dict(data["utilization"]) if data.get("utilization") else None,
         )

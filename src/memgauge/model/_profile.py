@@ -18,6 +18,7 @@ from typing import Any
 from memgauge._errors import ProfileFormatError
 from memgauge._files import write_output
 from memgauge.model._gpu import GpuDevice
+from memgauge.model._peak import Attribution, Peak
 from memgauge.model._torch import TorchMemory
 from memgauge.model._training import Training
 
@@ -71,41 +72,6 @@ class CpuTimes:
 
 
 @dataclass
-class Attribution:
-    """A line's share of a peak: ``bytes`` of process ``pid``'s peak are charged to ``file:line``.
-    ``stack`` holds its callers, outermost first, as ``file:line`` strings."""
-
-    pid: int
-    file: str
-    line: int
-    function: str
-    bytes: int
-    stack: list[str] = field(default_factory=list)
-    source: str = ""
-
-
-@dataclass
-class Peak:
-    """The resident peak of the whole measured process tree.
-
-    ``method`` names how it was measured (see docs/measurement.md). The true peak is within
-    ``error_bound_bytes`` of ``resident_bytes``: below it for the cgroup methods (the kernel's counter
-    runs ahead by its charge batch), above it for the sampled ones.
-    """
-
-    resident_bytes: int = 0
-    method: str = ""
-    error_bound_bytes: int = 0
-    at_seconds: float | None = None
-    includes_page_cache: bool = False
-    largest_process_bytes: int = 0
-    sampled_tree_bytes: int = 0
-    notes: list[str] = field(default_factory=list)
-    # the lines holding each process's resident peak, largest first (see docs/measurement.md)
-    attribution: list[Attribution] = field(default_factory=list)
-
-
-@dataclass
 class ProcessRecord:
     pid: int
     ppid: int | None
@@ -136,10 +102,21 @@ class PhaseRecord:
     thread: str = ""
     peak_exact: bool = True
     complete: bool = True
+    # the process's I/O in the phase (/proc/self/io at its start and end; None: not read, as in
+    # memgauge.profile() blocks and incomplete phases): rchar/wchar every read and write call,
+    # read_bytes/write_bytes what reached storage
+    rchar: int | None = None
+    wchar: int | None = None
+    read_bytes: int | None = None
+    write_bytes: int | None = None
 
     @property
     def duration_seconds(self) -> float:
         return self.end_seconds - self.start_seconds
+
+
+# a phase's I/O counters (``PhaseRecord``), left out of the JSON where they were not read
+PHASE_IO = ("rchar", "wchar", "read_bytes", "write_bytes")
 
 
 @dataclass
@@ -182,6 +159,10 @@ class LineStats:
     samples: int = 0
     source: str = ""
     contention_seconds: float = 0.0  # runnable, queued for a CPU: not in wait_seconds
+    # NVML's utilisation while the line ran (analysis.gpu_time_per_line): device-seconds a kernel
+    # ran, and their mean percent; None (absent in the JSON) where no GPU was sampled
+    gpu_seconds: float | None = None
+    gpu_busy: float | None = None
 
 
 @dataclass
@@ -302,6 +283,14 @@ class Profile:
         for name in ("torch", "held_at_exit", "leak_note", "gpu", "training"):
             if not data.get(name):
                 data.pop(name, None)
+        for line in data["lines"]:  # GPU time per line: absent where no GPU was sampled
+            for name in ("gpu_seconds", "gpu_busy"):
+                if line.get(name) is None:
+                    line.pop(name, None)
+        for phase in data["phases"]:  # a phase's I/O: absent where it was not read
+            for name in PHASE_IO:
+                if phase.get(name) is None:
+                    phase.pop(name, None)
         return {"schema_version": data.pop("schema_version"), **data}
 
     def to_json(self, *, indent: int | None = None) -> str:

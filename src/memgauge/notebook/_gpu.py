@@ -8,6 +8,11 @@ reset per cell with ``reset_peak_memory_stats``): exact for tensors, without the
 The monitor never imports torch and never initialises CUDA: importing torch costs a second and
 hundreds of MiB, and a CUDA context more, all of which would be measured as the cell's own. A
 cell that never touched CUDA has no GPU figure.
+
+Where a torch tracker runs in the kernel (``memgauge.torch``, a measured block), the cell is a
+window of the tracker's ``GpuLog`` (``window_open``/``window_close``, read through its
+``CudaSource``, docs/gpu.md): resetting the peaks behind the tracker's back would cut its step and
+phase windows short, and the log folds every reset into every open window, the cell's included.
 """
 
 from __future__ import annotations
@@ -19,6 +24,10 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from memgauge._units import format_bytes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.capture import GpuLog
 
 
 @dataclass(frozen=True)
@@ -63,11 +72,21 @@ class GpuMonitor(Protocol):
 
 class TorchCudaMonitor:
     """torch's caching allocator on every CUDA device, read only where the program already
-    imported torch and CUDA is initialised (``modules`` is injectable: tests pass a fake torch)."""
+    imported torch and CUDA is initialised (``modules`` is injectable: tests pass a fake torch;
+    with the real ``sys.modules``, a running torch tracker's log is used, see above)."""
 
     def __init__(self, modules: Mapping[str, ModuleType] | None = None) -> None:
         self._modules = sys.modules if modules is None else modules
         self._start: tuple[int, ...] = ()
+        self._log: GpuLog | None = None
+
+    def _tracker_log(self) -> GpuLog | None:
+        if self._modules is not sys.modules or "torch" not in sys.modules:
+            return None
+        from memgauge.capture import active_torch_tracker
+
+        tracker = active_torch_tracker()
+        return None if tracker is None else tracker.gpu
 
     def _cuda(self) -> Any:
         torch = self._modules.get("torch")
@@ -83,6 +102,10 @@ class TorchCudaMonitor:
 
     def start(self) -> None:
         self._start = ()
+        self._log = self._tracker_log()
+        if self._log is not None:
+            self._start = window_start(self._log, self)
+            return
         cuda = self._cuda()
         if cuda is None:
             return
@@ -94,6 +117,9 @@ class TorchCudaMonitor:
         self._start = tuple(start)
 
     def stop(self) -> GpuPeak | None:
+        if self._log is not None:
+            log, self._log = self._log, None
+            return window_peak(log, self, self._start)
         cuda = self._cuda()
         if cuda is None:
             return None
@@ -105,6 +131,34 @@ class TorchCudaMonitor:
             start_allocated_bytes=start,
             peak_reserved_bytes=tuple(int(cuda.max_memory_reserved(d)) for d in devices),
         )
+
+
+def window_start(log: GpuLog, key: object) -> tuple[int, ...]:
+    """Open the window ``key`` on a tracker's log; what each device holds as it begins (empty
+    where CUDA is not initialised yet)."""
+    log.window_open(key)
+    try:
+        source = log.source
+        if not source.initialized():
+            return ()
+        return tuple(source.stats(d)["allocated_bytes.all.current"] for d in range(source.device_count()))
+    except Exception:  # a failing torch.cuda: no GPU figure, never a failed cell
+        return ()
+
+
+def window_peak(log: GpuLog, key: object, start: tuple[int, ...]) -> GpuPeak | None:
+    """Close the window ``key``: its peaks per device (None: CUDA never ran in it)."""
+    peaks = log.window_close(key)
+    if not peaks:
+        return None
+    devices = range(max(peaks) + 1)
+    empty = {"allocated_peak": 0, "reserved_peak": 0}
+    return GpuPeak(
+        peak_allocated_bytes=tuple(peaks.get(d, empty)["allocated_peak"] for d in devices),
+        start_allocated_bytes=start if len(start) == len(devices) else tuple(0 for _ in devices),
+        peak_reserved_bytes=tuple(peaks.get(d, empty)["reserved_peak"] for d in devices),
+        method="torch.cuda.memory_stats through the torch tracker's log, a window per block",
+    )
 
 
 class NoGpu:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from memgauge.analysis import gpu_reconciliation, no_gpu_line
 from memgauge.render._format import esc
-from memgauge.render._gpu_text import device_figures, device_title, layer_rows, process_rows
+from memgauge.render._gpu_text import device_figures, device_title, layer_rows, peak_line_rows, process_rows
 from memgauge.render._html_page import Part, items, table, text
 from memgauge.render._html_tables import ProfileView
 
@@ -29,6 +29,11 @@ def gpu_section(v: ProfileView) -> Part | None:
         if processes:
             rows = [[text(cell) for cell in row] for row in processes]
             parts.append(table([("pid", False), ("peak", True), ("whose", False)], rows))
+        peak_lines = peak_line_rows(device)
+        if peak_lines:
+            rows = [[text(cell) for cell in row] for row in peak_lines]
+            headers = [("line at the GPU peak", False), ("function", False), ("allocated", True)]
+            parts.append(table(headers, rows, cls="gpu-lines"))
         figures = device_figures(device)
         if figures:
             parts.append(f"<p>{esc(figures)}</p>")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from memgauge.analysis import gpu_reconciliation, no_gpu_line
 from memgauge.model import Profile
 from memgauge.render._format import md_table, md_text
-from memgauge.render._gpu_text import device_figures, device_title, layer_rows, process_rows
+from memgauge.render._gpu_text import device_figures, device_title, layer_rows, peak_line_rows, process_rows
 
 
 def gpu_blocks(profile: Profile) -> list[list[str]]:
@@ -26,6 +26,11 @@ def gpu_blocks(profile: Profile) -> list[list[str]]:
         if processes:
             cells = [[md_text(cell) for cell in row] for row in processes]
             blocks.append(md_table(["pid", "peak", "whose"], [":---", "---:", ":---"], cells))
+        peak_lines = peak_line_rows(device)
+        if peak_lines:
+            cells = [[md_text(cell) for cell in row] for row in peak_lines]
+            headers = ["line at the GPU peak", "function", "allocated"]
+            blocks.append(md_table(headers, [":---", ":---", "---:"], cells))
         lines = [device_figures(device), *rec.problems, *rec.notes]
         if any(lines):
             blocks.append([f"- {md_text(line)}" for line in lines if line])

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from memgauge.analysis import gpu_reconciliation, no_gpu_line
 from memgauge.model import Profile
-from memgauge.render._gpu_text import device_figures, device_title, layer_rows, process_rows
+from memgauge.render._gpu_text import device_figures, device_title, layer_rows, peak_line_rows, process_rows
 from memgauge.render._layout import Layout
 
 
@@ -38,6 +38,15 @@ def gpu_section(out: Console, profile: Profile, width: int) -> None:
             for prow in processes:
                 table.add_row(*(Text(cell) for cell in prow))
             out.print(table.fit(table.named("whose")))
+        lines = peak_line_rows(device)
+        if lines:
+            table = Layout(width, "lines at the GPU peak (allocated, from the snapshot)")
+            table.name("line", most=60)
+            table.rest("function", least=8)
+            table.figure("bytes")
+            for lrow in lines:
+                table.add_row(*(Text(cell) for cell in lrow))
+            out.print(table.fit(table.named("function")))
         figures = device_figures(device)
         if figures:
             out.print(Text(figures))

@@ -4,7 +4,7 @@ line, and the rows of its layers. The figures come from ``analysis.gpu_reconcili
 from __future__ import annotations
 
 from memgauge._units import format_bytes
-from memgauge.analysis import GpuReconciliation
+from memgauge.analysis import GpuReconciliation, short_path
 from memgauge.model import GpuDevice
 
 
@@ -53,4 +53,12 @@ def process_rows(device: GpuDevice) -> list[tuple[str, str, str]]:
             how.get(p.matched_by, p.matched_by),
         )
         for p in device.processes
+    ]
+
+
+def peak_line_rows(device: GpuDevice) -> list[tuple[str, str, str]]:
+    """(line, function, bytes allocated at the GPU peak) from ``--gpu-snapshot``: empty without one."""
+    return [
+        (f"{short_path(a.file)}:{a.line}" if a.line else a.file, a.function, format_bytes(a.bytes))
+        for a in device.peak_lines
     ]

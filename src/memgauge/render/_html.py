@@ -43,7 +43,8 @@ from memgauge.render._html_tables import (
     rollups,
 )
 from memgauge.render._html_torch import torch_data, torch_section
-from memgauge.render._training_html import training_data, training_section
+from memgauge.render._text import needs_lines
+from memgauge.render._training_html import phase_io_section, training_data, training_section
 
 _MAX_SERIES = 8  # per-process memory lines drawn besides the tree total
 _MAX_SHADED = 200  # phase spans shaded on the memory chart
@@ -71,6 +72,11 @@ def _summary(v: ProfileView) -> Part:
                 "",
             )
         )
+    needs = needs_lines(p)
+    if needs is not None:
+        # the headline first; the lines under it reconcile it with the other figures
+        entries.insert(0, ("container needs", needs[0].removeprefix("container needs "), needs[1], "peak"))
+        return Part(f'<div class="cards">{cards(entries)}</div>{items([*needs[2], *p.peak.notes])}')
     how = f"measured by {p.peak.method}"
     if p.peak.includes_page_cache:
         how += ", page cache included"
@@ -137,6 +143,7 @@ SECTIONS.register("peak", "peak", attribution)
 SECTIONS.register("allocation", None, allocation)
 SECTIONS.register("torch", "torch", torch_section)
 SECTIONS.register("training", "training", training_section)
+SECTIONS.register("phase-io", "I/O", phase_io_section)
 SECTIONS.register("gpu", "GPU", gpu_section)
 SECTIONS.register("lines", "lines", lines)
 SECTIONS.register("rollups", "functions & files", rollups)

@@ -184,6 +184,7 @@ def lines(v: ProfileView) -> Part | None:
     top_t = max(r.total_seconds for r in rows)
     top_m = max(abs(r.stats.resident_growth_bytes) for r in rows)
     held = {(a.pid, a.file, a.line): a.bytes for a in p.peak.attribution}
+    gpu = any(s.gpu_seconds is not None for s in p.lines)  # a GPU sampled while lines ran
     body = []
     for r in rows:
         s = r.stats
@@ -195,18 +196,22 @@ def lines(v: ProfileView) -> Part | None:
             heat(growth, top_m, format_bytes(growth, signed=True), negative=growth < 0),
             nbytes(held.get((s.pid, s.file, s.line))),
         ]
+        busy = NA if s.gpu_busy is None else Cell(esc(f"{s.gpu_busy:.0f}%"), s.gpu_busy)
+        row += [seconds(s.gpu_seconds), busy] if gpu else []
         row += [text(s.pid)] if multi else []
         row += [code(v.where(s.file, s.line)), text(s.function), code(s.source)]
         body.append(row)
     headers = [("time", True), ("Python / native / wait", True), ("CPU", True), ("memory", True)]
-    headers += [("held at peak", True)] + ([("pid", True)] if multi else [])
+    headers += [("held at peak", True)] + ([("GPU", True), ("GPU busy", True)] if gpu else [])
+    headers += [("pid", True)] if multi else []
     headers += [("line", False), ("function", False), ("source", False)]
     shown = f"{len(rows)} of {len(p.lines)} lines" if len(p.lines) > len(rows) else f"{len(rows)} lines"
     return Part(
         table(headers, body),
         "time and memory by line",
         f"Sampled; {shown}, most time first. Time is summed over threads; native is C code "
-        "(numpy, torch); memory is the net resident change while the line ran.",
+        "(numpy, torch); memory is the net resident change while the line ran."
+        + (" GPU is the device-seconds a kernel ran while the line ran (NVML, sampled)." if gpu else ""),
     )
 
 

@@ -38,6 +38,7 @@ from memgauge.render._text import (
     cpu_rows,
     imports_title,
     leak_figures,
+    needs_lines,
     peak_note,
     phase_totals_title,
     processes_title,
@@ -45,7 +46,7 @@ from memgauge.render._text import (
     where,
 )
 from memgauge.render._torch_markdown import torch_blocks
-from memgauge.render._training_markdown import training_blocks
+from memgauge.render._training_markdown import phase_io_blocks, training_blocks
 
 
 class MarkdownRenderer:
@@ -67,6 +68,7 @@ class MarkdownRenderer:
             self._allocation,
             torch_blocks,
             training_blocks,
+            phase_io_blocks,
             gpu_blocks,
             self._lines,
             self._waiting,
@@ -93,13 +95,18 @@ class MarkdownRenderer:
         blocks.append([summary])
 
         peak = p.peak
-        head = f"**resident peak {format_bytes(peak.resident_bytes)}** {peak_note(p)}"
-        if peak.at_seconds is not None:
-            head += f" at {format_seconds(peak.at_seconds)}"
-        how = f"by {md_text(peak.method)}" + (", page cache included" if peak.includes_page_cache else "")
-        if len(p.processes) > 1 or peak.includes_page_cache:
-            how += f"; largest process {format_bytes(peak.largest_process_bytes)}"
-        blocks.append([f"{head} · {how}"])
+        needs = needs_lines(p)
+        if needs is not None:
+            blocks.append([f"**{needs[0]}** {md_text(needs[1])}"])
+            blocks.append([f"- {md_text(row)}" for row in needs[2]])
+        else:
+            head = f"**resident peak {format_bytes(peak.resident_bytes)}** {peak_note(p)}"
+            if peak.at_seconds is not None:
+                head += f" at {format_seconds(peak.at_seconds)}"
+            how = f"by {md_text(peak.method)}" + (", page cache included" if peak.includes_page_cache else "")
+            if len(p.processes) > 1 or peak.includes_page_cache:
+                how += f"; largest process {format_bytes(peak.largest_process_bytes)}"
+            blocks.append([f"{head} · {how}"])
 
         series = p.timeline.cgroup_bytes or p.timeline.tree_resident_bytes
         if series:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import shlex
 import textwrap
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ from memgauge.render._text import (
     cpu_rows,
     imports_title,
     leak_figures,
+    needs_lines,
     peak_note,
     phase_totals_title,
     processes_title,
@@ -45,7 +47,7 @@ from memgauge.render._text import (
     where,
 )
 from memgauge.render._torch_terminal import torch_section
-from memgauge.render._training_terminal import training_section
+from memgauge.render._training_terminal import phase_io_section, training_section
 
 # stands for a space that must not break a line while advice is wrapped
 _GLUE = "\x00"
@@ -86,6 +88,7 @@ class TerminalRenderer:
         self._imports(out, profile)
         torch_section(out, profile, self.width)
         training_section(out, profile, self.width)
+        phase_io_section(out, profile, self.width)
         gpu_section(out, profile, self.width)
         for note in profile.peak.notes:
             out.print(Text(f"note: {note}", style="yellow"))
@@ -137,6 +140,20 @@ class TerminalRenderer:
             # the separator in no colour, not in the exit status's red
             times[i] = Text.assemble(part, " ·")
         out.print(wrapped(times, self.width))
+        needs = needs_lines(p)
+        if needs is not None:
+            head = Text("container needs ", style="bold")
+            head.append(needs[0].removeprefix("container needs "), style="bold magenta")
+            out.print(wrapped([head, Text(needs[1])], self.width))
+            for row in needs[2]:
+                # broken after a comma, a colon or a dot, so that a figure keeps its unit
+                parts = [Text(part, style="dim") for part in re.split(r"(?<=[,:·]) ", "  " + row)]
+                out.print(wrapped(parts, self.width, indent="    "))
+        else:
+            self._resident_peak(out, p)
+        self._sparkline(out, p)
+
+    def _resident_peak(self, out: Console, p: Profile) -> None:
         peak = p.peak
         head = Text("resident peak ", style="bold")
         head.append(format_bytes(peak.resident_bytes), style="bold magenta")
@@ -153,6 +170,8 @@ class TerminalRenderer:
             how[-1].append(";")
             how.append(Text(f"largest process {format_bytes(peak.largest_process_bytes)}", style="dim"))
         out.print(wrapped(how, self.width))
+
+    def _sparkline(self, out: Console, p: Profile) -> None:
         series = p.timeline.cgroup_bytes or p.timeline.tree_resident_bytes
         if series:
             tail = Text(
@@ -313,7 +332,7 @@ class TerminalRenderer:
             for figures, pid, file, line, source, function in rows:
                 self._row(layout, p, figures, pid, file, line, source, function)
             # narrow: the split of the time goes before the line does
-            out.print(layout.fit(layout.named("python", "native", "contention", "wait", "pid")))
+            out.print(layout.fit(layout.named("python", "native", "contention", "wait", "gpu busy", "pid")))
         waiting = waiting_lines(p)
         if waiting:
             layout = self._line_table(p, WAITING_TITLE, ["wait"])

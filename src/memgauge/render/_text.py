@@ -13,6 +13,9 @@ CPU_FIGURES = ["cpu", "python", "native", "wait", "memory"]
 CONTENTION = "contention"
 # a column of its own from this share of all sampled time: below it, profiles read as before
 CONTENTION_SHOWN = 0.01
+# last, where a GPU was sampled while lines ran (``LineStats.gpu_seconds``): the device-seconds a
+# kernel ran while the line ran, and the mean share of the time it did
+GPU_FIGURES = ["gpu", "gpu busy"]
 HELD_TITLE = "resident peak held by (sampled)"
 CPU_TITLE = "CPU time by line (sampled)"
 WAITING_TITLE = "waiting (I/O, sleep, locks)"
@@ -25,16 +28,26 @@ CpuRow = tuple[list[str], int, str, int, str, str]
 
 def cpu_figures(profile: Profile) -> list[str]:
     """``CPU_FIGURES``, with ``contention`` before ``wait`` where the run's threads spent at least
-    ``CONTENTION_SHOWN`` of their time queued for a CPU."""
+    ``CONTENTION_SHOWN`` of their time queued for a CPU, and ``GPU_FIGURES`` last where a GPU's
+    utilisation was joined with the lines."""
+    gpu = GPU_FIGURES if any(s.gpu_seconds is not None for s in profile.lines) else []
     if contention_share(profile) < CONTENTION_SHOWN:
-        return list(CPU_FIGURES)
-    return [*CPU_FIGURES[:3], CONTENTION, *CPU_FIGURES[3:]]
+        return [*CPU_FIGURES, *gpu]
+    return [*CPU_FIGURES[:3], CONTENTION, *CPU_FIGURES[3:], *gpu]
+
+
+def gpu_cells(seconds: float | None, busy: float | None) -> list[str]:
+    """A line's ``GPU_FIGURES``: "-" where it has none (it ran only while no GPU was sampled)."""
+    if seconds is None or busy is None:
+        return ["-", "-"]
+    return [format_seconds(seconds), f"{busy:.0f}%"]
 
 
 def cpu_rows(profile: Profile, n: int) -> list[CpuRow]:
     """The ``n`` lines with most CPU time, with their figures formatted as ``cpu_figures``. A line
     with two rows (a comprehension and the function around it) shows their function names."""
     contended = CONTENTION in cpu_figures(profile)
+    gpu = GPU_FIGURES[0] in cpu_figures(profile)
     out: list[CpuRow] = []
     for row, shared in cpu_lines(profile, n):
         s = row.stats
@@ -45,6 +58,7 @@ def cpu_rows(profile: Profile, n: int) -> list[CpuRow]:
             *([f"{row.contention_share:.0%}"] if contended else []),
             f"{row.wait_share:.0%}",
             format_bytes(s.resident_growth_bytes, signed=True),
+            *(gpu_cells(s.gpu_seconds, s.gpu_busy) if gpu else []),
         ]
         out.append((figures, s.pid, s.file, s.line, s.source, s.function if shared else ""))
     return out
@@ -112,3 +126,35 @@ def torch_oom_text(oom: TorchOom) -> str:
         f"torch ran out of memory ({oom.device or 'device unknown'}, {oom.where}) asking for "
         f"{asked}, holding {format_bytes(oom.total_bytes)}: {held or 'nothing tracked'}"
     )
+
+
+def needs_lines(profile: Profile) -> tuple[str, str, list[str]] | None:
+    """The report's headline where the profile has it: "container needs X", how it was found, and
+    the lines that reconcile it with the figures users compare it with (the group's spike-exact
+    peak and its page cache, the largest process's max RSS, the parts of the tree's largest
+    sample). None for a profile without it (written before it, or in-process)."""
+    peak = profile.peak
+    if not peak.needs_bytes:
+        return None
+    resident = f"resident peak {format_bytes(peak.resident_bytes)} {peak_note(profile)}"
+    if peak.at_seconds is not None:
+        resident += f" at {format_seconds(peak.at_seconds)}"
+    if peak.includes_page_cache:
+        resident += f": the group's, spike-exact, by {peak.method}, page cache included"
+        if peak.page_cache_bytes is not None:
+            resident += f" ({format_bytes(peak.page_cache_bytes)} of it at the end)"
+    else:
+        resident += f": the tree's, by {peak.method}"
+    rows = [
+        resident,
+        f"max RSS of the largest process {format_bytes(peak.largest_process_bytes)}"
+        " (what /usr/bin/time prints)",
+    ]
+    if peak.needs_at_seconds is not None:
+        rows.append(
+            f"at the tree's largest sample ({format_seconds(peak.needs_at_seconds)}): "
+            f"anonymous {format_bytes(peak.needs_anon_bytes)} · "
+            f"libraries and mapped files {format_bytes(peak.needs_file_bytes)} · "
+            f"shmem {format_bytes(peak.needs_shmem_bytes)}"
+        )
+    return f"container needs {format_bytes(peak.needs_bytes)}", f"({peak.needs_method})", rows

@@ -13,7 +13,16 @@ from memgauge._lazy import attach
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memgauge.isolation import HardLimits
-    from memgauge.runner._fit import FitResult, Trial, default_roots, evict_page_cache, fit_limit, prove_limit
+    from memgauge.runner._fit import (
+        FitResult,
+        Proof,
+        Trial,
+        default_roots,
+        evict_page_cache,
+        fit_limit,
+        prove_limit,
+        trial_of,
+    )
     from memgauge.runner._inprocess import profile
     from memgauge.runner._runner import RunOptions, run_program
     from memgauge.runner._target import Target, parse_target
@@ -23,8 +32,10 @@ _NAMES = {
     "evict_page_cache": "_fit",
     "fit_limit": "_fit",
     "FitResult": "_fit",
+    "Proof": "_fit",
     "prove_limit": "_fit",
     "Trial": "_fit",
+    "trial_of": "_fit",
     "HardLimits": "_runner",  # isolation's, as _runner imports it
     "parse_target": "_target",
     "profile": "_inprocess",
@@ -35,6 +46,7 @@ _NAMES = {
 __all__ = [
     "FitResult",
     "HardLimits",
+    "Proof",
     "RunOptions",
     "Target",
     "Trial",
@@ -45,5 +57,6 @@ __all__ = [
     "profile",
     "prove_limit",
     "run_program",
+    "trial_of",
 ]
 __getattr__, __dir__ = attach(__name__, _NAMES)

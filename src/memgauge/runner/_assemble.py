@@ -40,12 +40,19 @@ from memgauge.model import (
 )
 from memgauge.runner._order import capped, held_at_exit_of, leak_note_of, leak_suspects_of, order_phases
 from memgauge.runner._state import RunState
-from memgauge.watcher import MemoryGroup, TreeWatcher, WatchedProcess, machine_environment, user_cmdline
+from memgauge.watcher import (
+    MemoryGroup,
+    TreeWatcher,
+    WatchedProcess,
+    group_page_cache,
+    machine_environment,
+    user_cmdline,
+)
 
 if TYPE_CHECKING:
     from memgauge.runner._runner import RunOptions
     from memgauge.watcher import NvmlSamples
-from memgauge.runner._assemble_gpu import gpu_of
+from memgauge.runner._assemble_gpu import add_gpu_time, gpu_of
 from memgauge.runner._target import Target
 from memgauge.runner._unsampled import charge_unsampled
 
@@ -133,6 +140,7 @@ def assemble_profile(
     phases = _phases_from_events(events, t0, by_pid, wall)
     oom = (group.oom_kills() if group is not None else global_ooms) > 0
     peak = _tree_peak(watcher, group, processes)
+    _needs(peak, watcher, group)
     if oom:
         peak.notes.append("the kernel's OOM killer killed a process during the run")
     user = sum(r.user for r in state.reaped.values())
@@ -179,10 +187,11 @@ def assemble_profile(
     # before the Profile: its warnings are capped there
     torch = read_torch(events_dir, t0, warnings=warnings) if options.torch != "off" else None
     tree = {p.pid for p in processes}
-    gpu, environment["measurement"]["gpu"] = gpu_of(events_dir, gpu_seen, tree, warnings)
+    gpu, environment["measurement"]["gpu"] = gpu_of(events_dir, gpu_seen, tree, warnings, t0)
+    add_gpu_time(line_data.lines, line_data.line_times, gpu)  # GPU time per line
     from memgauge.runner._assemble_training import training_of
 
-    training = training_of(events_dir, t0, processes, warnings=warnings)
+    training = training_of(events_dir, t0, processes, warnings=warnings, cpu=watcher.cpu.build(), gpu=gpu)
     return Profile(
         command=target.display(),
         exit=_exit_status(state.reaped[state.main_pid].status, oom),
@@ -250,6 +259,19 @@ def _tree_peak(watcher: TreeWatcher, group: MemoryGroup | None, processes: list[
     )
 
 
+def _needs(peak: Peak, watcher: TreeWatcher, group: MemoryGroup | None) -> None:
+    """What a container needs (docs/measurement.md): the larger of the largest process's ``VmHWM``
+    (exact, between samples too) and the largest sampled tree need (``TreeNeeds``), with the parts
+    of that sample and the group's page cache, which neither counts."""
+    tree = watcher.needs
+    largest = peak.largest_process_bytes
+    peak.needs_bytes = max(largest, tree.total)
+    peak.needs_method = "largest process VmHWM" if largest >= tree.total else "sampled tree need"
+    peak.needs_anon_bytes, peak.needs_file_bytes, peak.needs_shmem_bytes = tree.anon, tree.file, tree.shmem
+    peak.needs_at_seconds = tree.at if tree.total else None
+    peak.page_cache_bytes = group_page_cache(group) if group is not None else None
+
+
 def _phases_from_events(
     events: list[dict[str, Any]], t0: float, by_pid: dict[int, WatchedProcess], wall: float
 ) -> list[PhaseRecord]:
@@ -302,5 +324,8 @@ def _phase_entry(start: dict[str, Any], end: dict[str, Any], t0: float) -> tuple
         thread=str(start.get("thread", "")),
         peak_exact=bool(end.get("exact", True)),
     )
+    io = end.get("io")
+    if isinstance(io, list) and len(io) == 4 and all(type(v) is int and v >= 0 for v in io):
+        record.rchar, record.wchar, record.read_bytes, record.write_bytes = io
     parent = start.get("parent")
     return (pid, int(start["id"])), ((pid, parent) if parent is not None else None), record

@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from memgauge._units import format_bytes
-from memgauge.capture import read_gpu_records
-from memgauge.model import CaptureWarning, GpuDevice, GpuProcess, GpuWindow
+from memgauge.analysis import LineSpan, gpu_snapshot_peak, gpu_time_per_line
+from memgauge.capture import is_library, is_own, read_gpu_records, read_gpu_snapshot
+from memgauge.model import CaptureWarning, GpuDevice, GpuProcess, GpuUtilization, GpuWindow, LineStats
 from memgauge.watcher import NvmlDeviceSamples, NvmlSamples
 
 # a CUDA context was 518 MiB bare to 2036 MiB (eager loading, after a training step) on an H100
@@ -86,7 +87,14 @@ def _match(
     return sorted(ours, key=lambda p: p.pid) + others
 
 
-def _nvml(device: GpuDevice, seen: NvmlDeviceSamples, tree: set[int], reserved: dict[int, int]) -> None:
+def _nvml(
+    device: GpuDevice,
+    seen: NvmlDeviceSamples,
+    tree: set[int],
+    reserved: dict[int, int],
+    interval: float,
+    offset: float = 0.0,
+) -> None:
     device.name = seen.device.name
     device.total_bytes = seen.device.total_bytes
     device.device_used_peak = seen.used_peak
@@ -94,6 +102,13 @@ def _nvml(device: GpuDevice, seen: NvmlDeviceSamples, tree: set[int], reserved: 
     device.utilization_peak = seen.utilization_peak
     mean = seen.utilization_mean
     device.utilization_mean = None if mean is None else round(mean, 1)
+    if seen.series:
+        device.utilization = GpuUtilization(
+            interval_seconds=interval,
+            t_seconds=[round(t + offset, 4) for t, _, _ in seen.series],
+            gpu=[g for _, g, _ in seen.series],
+            memory=[m for _, _, m in seen.series],
+        )
     device.processes = _match(device, seen, tree, reserved)
     ours = [p.used_peak for p in device.processes if p.matched_by]
     if ours:
@@ -112,18 +127,67 @@ def _nvml(device: GpuDevice, seen: NvmlDeviceSamples, tree: set[int], reserved: 
             )
 
 
+def _user(filename: str) -> bool:
+    return not is_library(filename) and not is_own(filename)
+
+
+def _snapshots(
+    records: dict[int, dict[str, Any]],
+    keys: dict[int, dict[int, str]],
+    inside: dict[str, GpuDevice],
+    devices: list[GpuDevice],
+) -> None:
+    """--gpu-snapshot: each process's memory history read back, its peak replayed and charged to
+    lines, on the device it describes."""
+    for pid, record in sorted(records.items()):
+        path = str(record.get("snapshot") or "")
+        if not path:
+            continue
+        found = read_gpu_snapshot(path)
+        if isinstance(found, str):
+            for key in keys[pid].values():
+                inside[key].notes.append(f"GPU snapshot {path}: {found}")
+            continue
+        for peak in gpu_snapshot_peak(found, _user, pid):
+            key = keys[pid].get(peak.device, f"#{peak.device}")
+            device = inside.get(key)
+            if device is None:
+                device = inside[key] = GpuDevice(index=peak.device)
+                devices.append(device)
+            device.snapshot = device.snapshot or path
+            device.peak_lines = sorted(device.peak_lines + list(peak.lines), key=lambda a: -a.bytes)
+            before = (
+                f", {format_bytes(peak.before_history)} of it allocated before the history"
+                if peak.before_history
+                else ""
+            )
+            device.notes.append(
+                f"GPU snapshot {path} (pid {pid}; opens in https://pytorch.org/memory_viz): "
+                f"{format_bytes(peak.peak_bytes)} allocated at the peak its {peak.events} events "
+                f"replay to{before}"
+            )
+
+
 def assemble_gpu(
-    records: dict[int, dict[str, Any]], samples: NvmlSamples | None, tree: set[int], nvml_note: str = ""
+    records: dict[int, dict[str, Any]],
+    samples: NvmlSamples | None,
+    tree: set[int],
+    nvml_note: str = "",
+    t0: float | None = None,
 ) -> tuple[list[GpuDevice], str]:
     """The profile's ``gpu`` list and one line for the report when it is empty (or NVML was
-    missing), from the processes' records (pid -> ``gpu`` object) and NVML's samples."""
+    missing), from the processes' records (pid -> ``gpu`` object) and NVML's samples. With ``t0``
+    (the run's start, on NVML sampling's clock) the utilisation's times are seconds since ``t0``;
+    without it, since sampling began."""
+    offset = 0.0 if samples is None or t0 is None else samples.t_start - t0
     inside: dict[str, GpuDevice] = {}  # by uuid, else "#index"
     rows: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     tensors: dict[str, list[int]] = {}
     windows: dict[str, list[GpuWindow]] = {}
     loading = {str(r.get("module_loading", "")) for r in records.values()}
+    keys: dict[int, dict[int, str]] = {}  # pid -> torch's device index -> the device's key
     for pid, record in sorted(records.items()):
-        by_index: dict[int, str] = {}
+        by_index = keys[pid] = {}
         for row in record["devices"]:
             key = str(row["uuid"]) or f"#{row['index']}"
             by_index[int(row["index"])] = key
@@ -147,6 +211,7 @@ def assemble_gpu(
             [int(records[pid]["cap_bytes"]) for pid, _ in rows.get(key, []) if "cap_bytes" in records[pid]],
         )
         devices.append(device)
+    _snapshots(records, keys, inside, devices)
     for seen in samples.devices if samples is not None else []:
         # torch gave no uuid (an old torch): the index, which agrees unless CUDA_VISIBLE_DEVICES is set
         key = seen.device.uuid if seen.device.uuid in inside else f"#{seen.device.index}"
@@ -159,7 +224,7 @@ def assemble_gpu(
         device = found
         device.uuid = device.uuid or seen.device.uuid
         reserved = {pid: int(row["reserved_peak"]) for pid, row in rows.get(key, [])}
-        _nvml(device, seen, tree, reserved)
+        _nvml(device, seen, tree, reserved, samples.series_interval if samples is not None else 0.0, offset)
     for device in devices:
         if nvml_note:
             device.notes.append(nvml_note)
@@ -180,7 +245,21 @@ def gpu_of(
     seen: tuple[NvmlSamples | None, str],
     tree: set[int],
     warnings: list[CaptureWarning],
+    t0: float | None = None,
 ) -> tuple[list[GpuDevice], str]:
     """``assemble_gpu`` over the records in ``events_dir`` and what the runner's sampler ``seen``
-    (its samples, or None and why not)."""
-    return assemble_gpu(read_gpu_records(events_dir, warnings=warnings), seen[0], tree, seen[1])
+    (its samples, or None and why not); utilisation times from ``t0`` where given."""
+    return assemble_gpu(read_gpu_records(events_dir, warnings=warnings), seen[0], tree, seen[1], t0)
+
+
+def add_gpu_time(lines: list[LineStats], spans: list[LineSpan], devices: list[GpuDevice]) -> None:
+    """Each line's GPU seconds and mean busy percent while it ran (``analysis.gpu_time_per_line``),
+    from the line sampler's series (``spans``, seconds since the run's start) and the devices'
+    utilisation (seconds since the run's start too: ``gpu_of`` with ``t0``)."""
+    if not spans or not devices:
+        return
+    joined = gpu_time_per_line(spans, devices)
+    for stats in lines:
+        found = joined.get((stats.pid, stats.file, stats.line, stats.function))
+        if found is not None:
+            stats.gpu_seconds, stats.gpu_busy = found.gpu_seconds, found.gpu_busy

@@ -3,7 +3,8 @@
 One call from ``_assemble``: read what the processes' throughput loops wrote (``capture``), let
 ``analysis.summarize_training`` turn the main loop's steps into rates, shares and the verdict, and
 list the run's processes with their CPU (from the watcher's records) and I/O (from the loops'
-records), the loop's own process and its DataLoader workers named.
+records), the loop's own process and its DataLoader workers named, and the CPU over time (the
+watcher's per-core and per-process series) with its steady-state figures.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from memgauge.analysis import summarize_training
+from memgauge.analysis import sent_rates, summarize_copies, summarize_training, with_cpu, with_gpu
 from memgauge.capture import LoopRecord, read_training
-from memgauge.model import CaptureWarning, ProcessRecord, Training, TrainingProcess
+from memgauge.model import CaptureWarning, CpuUsage, GpuDevice, ProcessRecord, Training, TrainingProcess
 
 
 def training_of(
@@ -22,10 +23,12 @@ def training_of(
     processes: Sequence[ProcessRecord] = (),
     *,
     warnings: list[CaptureWarning] | None = None,
+    cpu: CpuUsage | None = None,
+    gpu: Sequence[GpuDevice] = (),
 ) -> Training | None:
     """The run's throughput figures; None when no process stepped or counted anything."""
     record = read_training(events_dir, t0, warnings=warnings)
-    if record is None or (not record.steps and not record.counters):
+    if record is None or not (record.steps or record.counters or record.pickles or record.copies):
         return None
     flops = record.flops or {}
     by = flops.get("by") or []
@@ -43,16 +46,28 @@ def training_of(
         measured_peak=float(peak["flops_per_second"]) if peak else None,
         measured_peak_source=str(peak.get("source", "")),
     )
-    training.processes = process_rows(record, processes)
-    return training
+    training.copies = summarize_copies(training.rows, record.copies)
+    training.processes = process_rows(record, processes, cpu)
+    # the watcher's CPU series, and the steady state's CPU (the roles come from the processes)
+    # and NVML's utilisation over the steady steps, which sharpens the bound
+    return with_gpu(with_cpu(training, cpu), gpu)
 
 
-def process_rows(record: LoopRecord, processes: Sequence[ProcessRecord]) -> list[TrainingProcess]:
+def process_rows(
+    record: LoopRecord, processes: Sequence[ProcessRecord], usage: CpuUsage | None = None
+) -> list[TrainingProcess]:
+    # the watcher's last read of each process's I/O counters, for those that wrote no loop record
+    watched = {s.pid: s for s in usage.processes} if usage is not None else {}
     rows = []
     for p in processes:
         role, io = record.roles.get(p.pid, ("", None))
         cpu = p.cpu_user_seconds + p.cpu_system_seconds
         life = (p.end_seconds or 0.0) - p.start_seconds  # None: still running at the end
+        seen = watched.get(p.pid)
+        if io is None and seen is not None:
+            counters = (seen.rchar, seen.wchar, seen.read_bytes, seen.write_bytes)
+            keys = ("rchar", "wchar", "read_bytes", "write_bytes")
+            io = {k: v for k, v in zip(keys, counters, strict=True) if v is not None} or None
         io = io or {}
         rows.append(
             TrainingProcess(
@@ -65,6 +80,13 @@ def process_rows(record: LoopRecord, processes: Sequence[ProcessRecord]) -> list
                 write_bytes=io.get("write_bytes"),
                 rchar=io.get("rchar"),
                 wchar=io.get("wchar"),
+                read_per_second=_rate(io.get("rchar"), life),
+                written_per_second=_rate(io.get("wchar"), life),
+                **sent_rates(record.pickles.get(p.pid), life),
             )
         )
     return rows
+
+
+def _rate(count: int | None, seconds: float) -> float | None:
+    return None if count is None or seconds <= 0 else round(count / seconds, 1)

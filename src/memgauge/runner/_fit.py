@@ -29,7 +29,18 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-__all__ = ["FitResult", "Trial", "default_roots", "evict_page_cache", "fit_limit", "prove_limit"]
+    from memgauge.model import Profile
+
+__all__ = [
+    "FitResult",
+    "Proof",
+    "Trial",
+    "default_roots",
+    "evict_page_cache",
+    "fit_limit",
+    "prove_limit",
+    "trial_of",
+]
 
 _MIB = 1 << 20
 
@@ -49,6 +60,8 @@ class Trial:
     wall_seconds: float
     peak_bytes: int
     largest_process_bytes: int
+    # what a container needs by the run's own figures (``Peak.needs_bytes``)
+    needs_bytes: int = 0
 
 
 @dataclass
@@ -124,6 +137,13 @@ def trial(
     options = RunOptions(cgroup="auto", memory_limit_bytes=limit_bytes, lines="off", env=env)
     with _quiet():
         profile = run_program(target, options)
+    return trial_of(profile, limit_bytes, cold=cold, expect=expect)
+
+
+def trial_of(profile: Profile, limit_bytes: int | None, *, cold: bool, expect: int | None = 0) -> Trial:
+    """The ``Trial`` a finished run's profile records: a run here (``trial``) or one the service's
+    sandbox made under ``limit_bytes``. ``expect``: the exit status a surviving run ends with (None:
+    any; the unlimited run survived when nothing of it was OOM-killed)."""
     measurement = profile.environment.get("measurement") or {}
     kills = int(measurement.get("oom_kills") or 0) or int(profile.exit.oom_killed)
     return Trial(
@@ -137,7 +157,63 @@ def trial(
         wall_seconds=profile.wall_seconds,
         peak_bytes=profile.peak.resident_bytes,
         largest_process_bytes=profile.peak.largest_process_bytes,
+        needs_bytes=profile.peak.needs_bytes,
     )
+
+
+@dataclass(frozen=True)
+class Proof:
+    """A budget's proof: ``base`` the unlimited run, ``under`` the run under ``limit_bytes`` as a
+    hard limit, both cold (or both warm). One verdict for ``memgauge check --prove`` and the
+    service's ``prove`` policies alike: ``survived``, ``outcome``, ``slowdown`` and ``note``."""
+
+    limit_bytes: int
+    cold: bool
+    base: Trial
+    under: Trial
+
+    @property
+    def survived(self) -> bool:
+        return self.under.survived
+
+    @property
+    def outcome(self) -> str:
+        """``survived``, ``OOM-killed`` (a process of the run was), or ``failed`` (it ended
+        otherwise than the unlimited run: another exit status, stopped at a time limit)."""
+        return "survived" if self.under.survived else "OOM-killed" if self.under.oom_kills else "failed"
+
+    @property
+    def slowdown(self) -> float:
+        """The limited run's wall time over the unlimited run's (1.0 when that one took no time)."""
+        base = self.base.wall_seconds
+        return self.under.wall_seconds / base if base > 0 else 1.0
+
+    @property
+    def note(self) -> str:
+        from memgauge._units import format_bytes
+
+        caches = "cold" if self.cold else "warm"
+        return (
+            f"proof under {format_bytes(self.limit_bytes)}, {caches}: {self.outcome}, "
+            f"{self.slowdown:.2f}x the unlimited wall time, limit hit {self.under.limit_hits} times"
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """The proof as plain data (the service's API and pages show it)."""
+        return {
+            "limit_bytes": self.limit_bytes,
+            "cold": self.cold,
+            "outcome": self.outcome,
+            "survived": self.survived,
+            "slowdown": round(self.slowdown, 4),
+            "limit_hits": self.under.limit_hits,
+            "oom_kills": self.under.oom_kills,
+            "exit_code": self.under.exit_code,
+            "wall_seconds": self.under.wall_seconds,
+            "unlimited_wall_seconds": self.base.wall_seconds,
+            "peak_bytes": self.under.peak_bytes,
+            "note": self.note,
+        }
 
 
 @contextlib.contextmanager

@@ -32,6 +32,7 @@ from memgauge.capture import (
 from memgauge.model import Attribution, CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
 from memgauge.runner._inprocess_gpu import BlockGpu
 from memgauge.runner._inprocess_torch import BlockTorch
+from memgauge.runner._inprocess_training import BlockTraining
 from memgauge.runner._order import capped, leak_suspects_of, order_phases
 from memgauge.watcher import machine_environment
 
@@ -142,6 +143,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
         self._tracker = PhaseTracker(self._source, self._sink, clock)
         self._torch = BlockTorch()
         self._gpu = BlockGpu()
+        self._training = BlockTraining()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._previous: PhaseTracker | None = None
@@ -165,6 +167,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
             self._reaped0 = _reaped_cpu()
         self._torch.start()
         self._gpu.start()
+        self._training.start()  # after torch: its optimizer steps end the block's steps
         self._tracker.process_peak = 0
         self._metrics: dict[str, float] = {}
         listen_metrics(self._metrics)
@@ -265,6 +268,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
                 self._line_sampler.stop()  # its final sample and write
             self.profile = self._build()
         finally:
+            self._training.close()  # a block whose profile could not be built: its loop ends too
             if self._descendants is not None:
                 self._descendants.close()
             if self._lines_dir is not None:
@@ -368,6 +372,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
             profile.leaks = leak_suspects_of(data, self._t0)
             profile.imports = data.imports
             profile.warnings = capped(warnings)
+        profile.training = self._training.training(self._t0, profile.processes, profile.warnings)
         return profile
 
     def _descendant_attribution(self, sampled: dict[int, int]) -> list[Attribution]:

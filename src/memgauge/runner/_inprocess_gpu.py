@@ -3,9 +3,10 @@
 
 Where the program has torch loaded: its allocator read through a ``GpuLog`` of the block's own,
 whose peaks are reset when the block begins, and NVML polled by a sampler thread while it runs.
-A torch tracker resets the peaks at each step's end too: the block's peak is then the largest of
-the tracker's windows that ended inside the block and the block's own final reading. Without
-torch loaded nothing starts (a block costs nothing more).
+Where a torch tracker runs, the block is one of its log's windows (``GpuLog.window_open``): the
+tracker's resets inside it (steps' ends, phases' boundaries) fold the peaks into the block's first,
+and the steps and phases that end inside the block are its ``windows``. Without torch loaded
+nothing starts (a block costs nothing more).
 """
 
 from __future__ import annotations
@@ -25,20 +26,22 @@ class BlockGpu:
         self._log: GpuLog | None = None
         self._sampler: NvmlSampler | str = "torch not loaded"
         self._tracker: Any = None
-        self._windows = 0
+        self._windows = 0  # the tracker's windows closed before the block
 
     def start(self) -> None:
         if "torch" not in sys.modules:
             return
         self._tracker = active_torch_tracker()
         if self._tracker is not None:
-            # the reset below would hide the peaks of the tracker's open window: its run's peaks
-            # take them first
-            self._tracker.gpu.record()
+            # the block is a window of the tracker's log: every reset the tracker makes inside it
+            # (a step's end, a phase's boundary) folds the peaks into the block's first
+            self._tracker.gpu.window_open(self)
             self._windows = len(self._tracker.gpu.windows)
-        # torch.cuda (the tracker's, where one runs), or the tests' scripted one (ENV_FAKE_CUDA)
-        self._log = GpuLog(None if self._tracker is None else self._tracker.gpu.source)
-        self._log.reset()
+            self._log = GpuLog(self._tracker.gpu.source)
+        else:
+            # torch.cuda, or the tests' scripted one (ENV_FAKE_CUDA)
+            self._log = GpuLog()
+            self._log.reset()
         self._sampler = start_nvml_sampler(os.getpid())
 
     def devices(self) -> list[GpuDevice]:
@@ -46,15 +49,16 @@ class BlockGpu:
         samples = None if isinstance(self._sampler, str) else self._sampler.stop()
         if self._log is None:
             return []
+        peaks = {} if self._tracker is None else self._tracker.gpu.window_close(self)
         record = self._log.record()
-        if record is not None and self._tracker is not None:
-            # the tracker's windows closed inside the block hold peaks a step's reset hid from us
-            for w in self._tracker.gpu.windows[self._windows :]:
-                row = next((d for d in record["devices"] if d["index"] == w["device"]), None)
-                if row is not None:
-                    row["allocated_peak"] = max(row["allocated_peak"], w["allocated_peak"])
-                    row["reserved_peak"] = max(row["reserved_peak"], w["reserved_peak"])
-                    row["active_peak"] = max(row["active_peak"], w["active_peak"])
+        if record is not None:
+            for row in record["devices"]:
+                for key, value in peaks.get(row["index"], {}).items():
+                    # the window's own peaks (the log's reading came after the window's reset)
+                    row[key] = value if key == "reserved_unallocated_at_peak" else max(row[key], value)
+            if self._tracker is not None:
+                # the steps and phases that ended inside the block (``phase.gpu=`` budgets judge them)
+                record["windows"] = self._tracker.gpu.windows[self._windows :]
         records = {} if record is None else {os.getpid(): record}
         note = self._sampler if isinstance(self._sampler, str) else ""
         devices, _ = assemble_gpu(records, samples, {os.getpid()}, note)

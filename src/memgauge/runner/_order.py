@@ -35,9 +35,28 @@ def leak_suspects_of(data: LineData, t0: float) -> list[LeakSuspect]:
     from memgauge.analysis import callers_in, is_import_line, leak_suspects
     from memgauge.capture import source_line
 
+    # seconds each process's threads ran, were queued and waited on each line: a line whose growth
+    # took its threads' running time all along is a one-off build, not a leak (``analysis._leaks``)
+    seconds: dict[int, dict[tuple[str, int, str], tuple[float, float, float]]] = {}
+    for s in data.lines:
+        at = seconds.setdefault(s.pid, {})
+        key = (s.file, s.line, s.function)
+        ran, queued, waited = at.get(key, (0.0, 0.0, 0.0))
+        at[key] = (
+            ran + s.cpu_python_seconds + s.cpu_native_seconds,
+            queued + s.contention_seconds,
+            waited + s.wait_seconds,
+        )
     out: list[LeakSuspect] = []
     for part in data.retained:
-        for fit in leak_suspects(part.series, part.t_end, callers_in(part.stacks, part.series)):
+        fits = leak_suspects(
+            part.series,
+            part.t_end,
+            callers_in(part.stacks, part.series),
+            stacks=part.stacks,
+            seconds_at=seconds.get(part.pid, {}),
+        )
+        for fit in fits:
             file, line, function = fit.key
             if is_import_line(source_line(file, line)):
                 # an import's growth is a library loading (issue 16: "53.9 MiB/s" at an sklearn

@@ -11,6 +11,10 @@ before it is handed to the engine, and its result is stored only while the claim
 - a worker (the run's ``memgauge run`` process, a Ray worker) that dies mid-run gives a result
   without a profile: the submission is re-queued, charged;
 - after ``max_attempts`` charged starts the submission fails with the reason.
+
+A submission whose policy proves a pass (``prove``) runs twice while it holds its claim: the
+measured run (held at the server's memory cap only), then, when that passed, the proof under the
+budget's ``rss`` (``_proof``); its result is stored once both are in.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from memgauge.service._models import Submission, utcnow
 
 if TYPE_CHECKING:
     from memgauge.service._db import Database
+    from memgauge.service._proof import Pending
     from memgauge.service._settings import Settings
     from memgauge.sweep import Engine, Job, JobHandle, JobResult
 
@@ -52,6 +57,9 @@ class Dispatcher:
         self._thread = threading.Thread(target=self._loop, name="memgauge-dispatch", daemon=True)
         self._last_heartbeat = 0.0
         self._last_recovery = 0.0
+        # submissions whose measured run passed, their proof running: what to store with it
+        self._proving: dict[str, Pending] = {}
+        self._caches: dict[str, str] = {}  # how cold a proof's runs were
 
     @property
     def in_flight(self) -> int:
@@ -97,6 +105,7 @@ class Dispatcher:
             if sub is not None:
                 self._put_back(sub)
         self._handles.clear()
+        self._proving.clear()
 
     def _put_back(self, sub: Submission) -> None:
         """A run stopped with the server: queued again, or cancelled if its owner asked."""
@@ -149,6 +158,19 @@ class Dispatcher:
     def _submit(self, sub: Submission) -> None:
         try:
             job = self._job(sub)
+        except Exception as e:
+            self._fail(sub, f"cannot start the run: {e}")
+            return
+        self._launch(sub, job)
+
+    def _launch(self, sub: Submission, job: Job) -> None:
+        """``job`` (``sub``'s run, or its proof) to the engine, its result to the queue."""
+        from memgauge.service._proof import cold_caches, proof_limit
+
+        try:
+            if proof_limit(sub) is not None:
+                # both runs of a proof start cold (where the runs are on this host)
+                self._caches[sub.id] = cold_caches(self.engine.name)
             handle = self.engine.submit(job)
         except Exception as e:
             self._fail(sub, f"cannot start the run: {e}")
@@ -172,6 +194,9 @@ class Dispatcher:
         s = self.settings
         whole = {limit.metric: limit.value for limit in parse_budget(sub.budget) if limit.phase is None}
         memory = min(int(whole["rss"]), s.max_memory_bytes) if "rss" in whole else s.max_memory_bytes
+        if sub.prove:
+            # the measured run of a proof is the unlimited one: the limit is the proof's to apply
+            memory = s.max_memory_bytes
         wall = min(whole["wall"], s.max_wall_seconds) if "wall" in whole else s.max_wall_seconds
         disk = min(int(whole["disk"]), s.max_disk_bytes) if "disk" in whole else s.max_disk_bytes
         # the entry is a path in the upload: one starting with '-' (an archive's "--json=x.py")
@@ -202,16 +227,21 @@ class Dispatcher:
                 sub_id, outcome = self._done.get_nowait()
             except queue.Empty:
                 return
+            handle = self._handles.get(sub_id)
             try:
                 sub = self._own(sub_id)
                 if sub is not None:
                     self._store_or_fail(sub, outcome)
+                else:
+                    self._proving.pop(sub_id, None)
             except Exception:
                 # the database cannot be reached: the run stays ours (and heartbeaten) until its
                 # result is stored at a later step; forgotten here, it would stay running for good
                 self._done.put((sub_id, outcome))
                 raise
-            self._handles.pop(sub_id, None)
+            # a proof started by the store holds the submission's place now
+            if self._handles.get(sub_id) is handle:
+                self._handles.pop(sub_id, None)
 
     def _store_or_fail(self, sub: Submission, outcome: JobResult | BaseException) -> None:
         """``_store``; a result the database refuses (or that cannot be judged) fails the
@@ -222,6 +252,8 @@ class Dispatcher:
             self._fail(sub, f"the run's result could not be stored: {type(e).__name__}: {e}"[:2000])
 
     def _fail(self, sub: Submission, reason: str) -> None:
+        self._proving.pop(sub.id, None)
+        self._caches.pop(sub.id, None)
         store.finish(
             self.db,
             sub.id,
@@ -235,6 +267,9 @@ class Dispatcher:
     def _store(self, sub: Submission, outcome: JobResult | BaseException) -> None:
         from memgauge.service._judge import outcome_values
 
+        # the proof's result, when one was running: the measured run's outcome is waiting for it
+        pending = self._proving.pop(sub.id, None)
+        caches = self._caches.pop(sub.id, "")
         if isinstance(outcome, BaseException):
             store.requeue_or_fail(
                 self.db,
@@ -264,7 +299,35 @@ class Dispatcher:
                 self.db, sub, f"the run's worker was lost ({why})", self.settings.max_attempts
             )
             return
-        store.finish(self.db, sub.id, self.worker, **outcome_values(sub, outcome))
+        if pending is not None:
+            self._store_proved(sub, pending, outcome, caches)
+            return
+        values = outcome_values(sub, outcome)
+        if not self._proof_started(sub, values, outcome):
+            store.finish(self.db, sub.id, self.worker, **values)
+
+    def _proof_started(self, sub: Submission, values: dict[str, Any], outcome: JobResult) -> bool:
+        """A pass of a policy that proves: its proof started (True), or put back when the server
+        is stopping (True: never stored unproved); False when there is nothing to prove."""
+        from memgauge.service._proof import Pending, proof_job, proof_limit
+
+        limit = proof_limit(sub)
+        if limit is None or values.get("verdict") != "pass":
+            return False
+        if self._stopping.is_set():
+            self._put_back(sub)
+            return True
+        limit = min(limit, self.settings.max_memory_bytes)
+        self._proving[sub.id] = Pending(values, outcome, limit)
+        self._launch(sub, proof_job(self._job(sub), limit))
+        return True
+
+    def _store_proved(self, sub: Submission, pending: Pending, proof: JobResult, caches: str) -> None:
+        from memgauge.service._proof import proved_values
+
+        values = proved_values(pending.values, pending.base, proof, pending.limit_bytes, caches)
+        values["finished_at"] = utcnow()  # the proof's end, not the measured run's
+        store.finish(self.db, sub.id, self.worker, **values)
 
     # -- recovery ----------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from sqlalchemy import (
     LargeBinary,
     String,
     Text,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -51,6 +52,8 @@ class Policy(Base):
     name: Mapped[str] = mapped_column(String(100), primary_key=True)
     budget: Mapped[str] = mapped_column(Text)
     description: Mapped[str] = mapped_column(Text, default="")
+    # a pass is proved: the program run again under the budget's rss as a hard limit, caches cold
+    prove: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -93,3 +96,6 @@ class Submission(Base):
     verdict_json: Mapped[str | None] = mapped_column(Text, nullable=True)
     sandbox: Mapped[str | None] = mapped_column(Text, nullable=True)
     output_tail: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # the policy's ``prove`` when it was submitted, and the proof's record (JSON) once made
+    prove: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    proof: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -122,8 +122,28 @@ def budget_error(budget: str) -> str | None:
     return None
 
 
-def policy_error(name: str, budget: str, description: str) -> str | None:
-    """Why a policy (its name, budget and description) is refused, as the API's PUT refuses it."""
+PROVE_RULE = (
+    "prove: a proof runs the program under the budget's whole-run rss as a hard limit; give one "
+    "(e.g. 'rss=512MiB wall=30s')"
+)
+
+
+def prove_error(budget: str, prove: bool) -> str | None:
+    """Why ``prove`` is refused for ``budget``: there is no whole-run rss limit to prove."""
+    from memgauge.gate import BudgetError, parse_budget
+
+    if not prove:
+        return None
+    try:
+        parsed = parse_budget(budget, source="budget")
+    except BudgetError:
+        return None  # budget_error says why
+    return None if parsed.get("rss") is not None else PROVE_RULE
+
+
+def policy_error(name: str, budget: str, description: str, prove: bool = False) -> str | None:
+    """Why a policy (its name, budget, description and ``prove``) is refused, as the API's PUT
+    refuses it."""
     if not is_policy_name(name):
         return POLICY_NAME_RULE
     if not budget.strip():
@@ -132,7 +152,7 @@ def policy_error(name: str, budget: str, description: str) -> str | None:
         return f"budget and description: at most {MAX_POLICY_TEXT} characters each"
     if "\0" in budget or "\0" in description:
         return "budget and description: no NUL characters"
-    return budget_error(budget)
+    return budget_error(budget) or prove_error(budget, prove)
 
 
 def filename_error(name: str) -> str | None:

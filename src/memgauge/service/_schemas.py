@@ -65,6 +65,9 @@ class LimitOut(BaseModel):
     phase: str | None
     value: float
     unit: str
+    lower: bool = Field(
+        default=False, description="a lower bound ('samples_per_s>=400'): the figure must be at least value"
+    )
 
 
 class PolicyIn(BaseModel):
@@ -75,12 +78,18 @@ class PolicyIn(BaseModel):
         description="limits in the gate's syntax: 'rss=512MiB wall=30s'",
     )
     description: str = Field(default="", max_length=MAX_POLICY_TEXT, pattern=NO_NUL)
+    prove: bool = Field(
+        default=False,
+        description="prove a pass: run the program again under the budget's rss as a hard limit, "
+        "caches cold; OOM-killed or failing there, the verdict is fail (needs an rss limit)",
+    )
 
 
 class PolicyOut(BaseModel):
     name: str
     budget: str
     description: str
+    prove: bool
     limits: list[LimitOut]
     created_at: dt.datetime
     updated_at: dt.datetime
@@ -93,6 +102,27 @@ class Links(BaseModel):
     report: str
     output: str
     cancel: str
+
+
+class ProofOut(BaseModel):
+    """A pass's proof (a policy with ``prove``): the program run again under ``limit_bytes`` as a
+    hard memory limit in a fresh cgroup, caches cold where the host allows (``caches`` says), beside
+    the measured run, which ran without it. ``made``: false when this host's sandbox could not
+    enforce the limit (``note`` says why; the verdict is then ``error``, never a pass)."""
+
+    limit_bytes: int
+    made: bool
+    outcome: Literal["survived", "OOM-killed", "failed"] | None = None
+    survived: bool | None = None
+    slowdown: float | None = Field(default=None, description="its wall time over the measured run's")
+    limit_hits: int | None = Field(default=None, description="how often usage hit the limit (failcnt)")
+    oom_kills: int | None = None
+    exit_code: int | None = None
+    wall_seconds: float | None = None
+    unlimited_wall_seconds: float | None = None
+    peak_bytes: int | None = None
+    caches: str = Field(default="", description="how cold the runs' caches were")
+    note: str = Field(description="the proof in one line")
 
 
 class SubmissionOut(BaseModel):
@@ -118,6 +148,8 @@ class SubmissionOut(BaseModel):
     sandbox: dict[str, Any] | None = Field(
         description="which limits were applied to the run, and why any was not"
     )
+    prove: bool = Field(default=False, description="the policy asked for a proof of a pass")
+    proof: ProofOut | None = Field(default=None, description="the proof, once made")
     links: Links
 
 
@@ -158,13 +190,21 @@ def policy_out(p: Policy) -> PolicyOut:
     from memgauge.gate import parse_budget
 
     limits = [
-        LimitOut(key=limit.key, metric=limit.metric, phase=limit.phase, value=limit.value, unit=limit.unit)
+        LimitOut(
+            key=limit.key,
+            metric=limit.metric,
+            phase=limit.phase,
+            value=limit.value,
+            unit=limit.unit,
+            lower=limit.lower,
+        )
         for limit in parse_budget(p.budget, source=f"policy {p.name}")
     ]
     return PolicyOut(
         name=p.name,
         budget=p.budget,
         description=p.description,
+        prove=bool(p.prove),
         limits=limits,
         created_at=aware(p.created_at),  # type: ignore[arg-type]
         updated_at=aware(p.updated_at),  # type: ignore[arg-type]
@@ -194,6 +234,8 @@ def submission_out(s: Submission, base: str = "/api/v1") -> SubmissionOut:
         wall_seconds=s.wall_seconds,
         exit_code=s.exit_code,
         sandbox=None if s.sandbox is None else json.loads(s.sandbox),
+        prove=bool(s.prove),
+        proof=proof_out(s.proof),
         links=Links(
             self=here,
             verdict=here + "/verdict",
@@ -203,3 +245,13 @@ def submission_out(s: Submission, base: str = "/api/v1") -> SubmissionOut:
             cancel=here + "/cancel",
         ),
     )
+
+
+def proof_out(text: str | None) -> ProofOut | None:
+    """The stored proof; None when there is none, or it cannot be read (a row written by hand)."""
+    if not text:
+        return None
+    try:
+        return ProofOut.model_validate_json(text)
+    except ValueError:
+        return None

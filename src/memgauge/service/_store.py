@@ -82,16 +82,19 @@ def get_policy(db: Database, name: str) -> Policy | None:
         return s.get(Policy, name)
 
 
-def put_policy(db: Database, name: str, budget: str, description: str) -> tuple[Policy, bool]:
+def put_policy(
+    db: Database, name: str, budget: str, description: str, prove: bool = False
+) -> tuple[Policy, bool]:
     """The policy after the write, and whether it is new."""
     with db.session() as s, s.begin():
         policy = s.get(Policy, name)
         created = policy is None
         if policy is None:
-            policy = Policy(name=name, budget=budget, description=description)
+            policy = Policy(name=name, budget=budget, description=description, prove=prove)
             s.add(policy)
         else:
             policy.budget, policy.description, policy.updated_at = budget, description, utcnow()
+            policy.prove = prove
     return policy, created
 
 
@@ -117,6 +120,7 @@ class NewSubmission:
     entry: str
     args: list[str]
     upload: bytes
+    prove: bool = False
 
 
 def add_submission(db: Database, new: NewSubmission) -> Submission:
@@ -136,6 +140,7 @@ def add_submission(db: Database, new: NewSubmission) -> Submission:
             status=QUEUED,
             attempts=0,
             cancel_requested=False,
+            prove=new.prove,
         )
         s.add(sub)
     return sub

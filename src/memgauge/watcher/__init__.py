@@ -33,7 +33,13 @@ if TYPE_CHECKING:
     from memgauge.watcher._nvml_sampler import NvmlDeviceSamples, NvmlSampler, NvmlSamples, start_nvml_sampler
     from memgauge.watcher._own_group import own_oom_kills
     from memgauge.watcher._timeline import TimelineBuilder
-    from memgauge.watcher._watcher import TreeWatcher, WatchedProcess, user_cmdline
+    from memgauge.watcher._watcher import (
+        TreeNeeds,
+        TreeWatcher,
+        WatchedProcess,
+        group_page_cache,
+        user_cmdline,
+    )
 
 _NAMES = {
     "create_memory_group": "_cgroup",
@@ -56,7 +62,9 @@ _NAMES = {
     "PREFIX": "_cgroup",
     "own_oom_kills": "_own_group",
     "TimelineBuilder": "_timeline",
+    "TreeNeeds": "_watcher",
     "TreeWatcher": "_watcher",
+    "group_page_cache": "_watcher",
     "user_cmdline": "_watcher",
     "WatchedProcess": "_watcher",
 }
@@ -75,10 +83,12 @@ __all__ = [
     "PynvmlSource",
     "ScriptedNvmlSource",
     "TimelineBuilder",
+    "TreeNeeds",
     "TreeWatcher",
     "WatchedProcess",
     "create_memory_group",
     "create_pids_group",
+    "group_page_cache",
     "machine_environment",
     "open_nvml",
     "own_oom_kills",

@@ -33,11 +33,13 @@ class NvmlDevice:
 @dataclass(frozen=True)
 class NvmlReading:
     """One poll of one device: used bytes (v2), utilisation in percent (None: not supported), and
-    pid -> used bytes of each compute process NVML lists on it."""
+    pid -> used bytes of each compute process NVML lists on it; ``memory_utilization``: the percent
+    of time device memory was read or written (NVML's ``utilization.memory``)."""
 
     used_bytes: int
     utilization: int | None
     processes: dict[int, int]
+    memory_utilization: int | None = None
 
 
 class NvmlSource(Protocol):
@@ -87,15 +89,17 @@ class PynvmlSource:
         nv = self._nv
         handle = self._handles[index]
         try:
-            utilization: int | None = int(nv.nvmlDeviceGetUtilizationRates(handle).gpu)
+            rates = nv.nvmlDeviceGetUtilizationRates(handle)
+            utilization: int | None = int(rates.gpu)
+            memory_utilization: int | None = int(rates.memory)
         except nv.NVMLError:
-            utilization = None
+            utilization = memory_utilization = None
         processes = {
             int(p.pid): int(p.usedGpuMemory)
             for p in nv.nvmlDeviceGetComputeRunningProcesses(handle)
             if p.usedGpuMemory is not None
         }
-        return NvmlReading(int(self._memory(handle).used), utilization, processes)
+        return NvmlReading(int(self._memory(handle).used), utilization, processes, memory_utilization)
 
     def close(self) -> None:
         with contextlib.suppress(self._nv.NVMLError):
@@ -104,8 +108,9 @@ class PynvmlSource:
 
 class ScriptedNvmlSource:
     """A fake NVML: ``script`` is ``{"devices": [{"uuid", "name", "total", "frames": [{"used",
-    "utilization", "processes": {pid: bytes}}, ...]}]}``; each ``read`` of a device returns its next
-    frame, the last one repeating. A pid written as ``"$main"`` stands for ``main_pid``."""
+    "utilization", "memory_utilization", "processes": {pid: bytes}}, ...]}]}``; each ``read`` of a
+    device returns its next frame, the last one repeating. A pid written as ``"$main"`` stands for
+    ``main_pid``."""
 
     def __init__(self, script: dict[str, Any], main_pid: int | None = None) -> None:
         self.script = script
@@ -134,7 +139,9 @@ class ScriptedNvmlSource:
         frame = frames[min(self.reads[index], len(frames) - 1)]
         self.reads[index] += 1
         utilization = frame.get("utilization")
+        memory = frame.get("memory_utilization")
         return NvmlReading(
+            memory_utilization=None if memory is None else int(memory),
             used_bytes=int(frame.get("used", 0)),
             utilization=None if utilization is None else int(utilization),
             processes={self._pid(str(k)): int(v) for k, v in dict(frame.get("processes") or {}).items()},

@@ -2,7 +2,9 @@
 
 A thread polls every ``interval`` seconds (150 ms: NVML's own figures change about every 200 ms,
 docs/gpu-facts.md, so polling faster adds nothing) and keeps, per device, the largest used memory,
-utilisation's largest and mean, and, per pid NVML lists there, its largest used memory. Every pid
+utilisation's largest and mean, and, per pid NVML lists there, its largest used memory; and the
+utilisation over time (gpu % and memory % per sample, at most ``MAX_SERIES`` samples: past that the
+series are thinned by pairs and the interval between kept samples doubles). Every pid
 is kept: which of them belong to the run is decided at assembly, when the whole process tree is
 known (``runner/_assemble_gpu``). ``poll`` is public so that tests drive it without the thread.
 """
@@ -10,11 +12,14 @@ known (``runner/_assemble_gpu``). ``poll`` is public so that tests drive it with
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memgauge.watcher._nvml import NvmlDevice, NvmlSource, open_nvml
 
 INTERVAL = 0.15
+MAX_SERIES = 2000  # utilisation samples kept per device: past it, every other one goes
 
 
 @dataclass
@@ -26,6 +31,8 @@ class NvmlDeviceSamples:
     utilization_count: int = 0
     # pid -> the largest used bytes NVML gave for it on this device
     processes: dict[int, int] = field(default_factory=dict)
+    # the utilisation over time: (seconds since sampling began, gpu %, memory %), None: unsupported
+    series: list[tuple[float, int | None, int | None]] = field(default_factory=list)
 
     @property
     def utilization_mean(self) -> float | None:
@@ -39,13 +46,22 @@ class NvmlSamples:
     devices: list[NvmlDeviceSamples] = field(default_factory=list)
     polls: int = 0
     note: str = ""
+    # the seconds between two samples of ``series`` (the poll interval, doubled each time the
+    # series were thinned by pairs), and when sampling began (``time.monotonic``)
+    series_interval: float = INTERVAL
+    t_start: float = 0.0
 
 
 class NvmlSampler:
-    def __init__(self, source: NvmlSource, interval: float = INTERVAL) -> None:
+    def __init__(
+        self, source: NvmlSource, interval: float = INTERVAL, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.source = source
         self.interval = interval
-        self.samples = NvmlSamples(devices=[NvmlDeviceSamples(d) for d in source.devices()])
+        self.clock = clock
+        devices = [NvmlDeviceSamples(d) for d in source.devices()]
+        self.samples = NvmlSamples(devices=devices, series_interval=interval, t_start=clock())
+        self._every = 1  # polls per kept utilisation sample
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -53,8 +69,12 @@ class NvmlSampler:
     def poll(self) -> None:
         """One reading of every device."""
         with self._lock:
+            t = round(self.clock() - self.samples.t_start, 4)
+            keep = self.samples.polls % self._every == 0
             for row in self.samples.devices:
                 reading = self.source.read(row.device.index)
+                if keep:
+                    row.series.append((t, reading.utilization, reading.memory_utilization))
                 row.used_peak = max(row.used_peak, reading.used_bytes)
                 if reading.utilization is not None:
                     row.utilization_peak = max(row.utilization_peak or 0, reading.utilization)
@@ -63,6 +83,11 @@ class NvmlSampler:
                 for pid, used in reading.processes.items():
                     row.processes[pid] = max(row.processes.get(pid, 0), used)
             self.samples.polls += 1
+            if keep and self.samples.devices and len(self.samples.devices[0].series) >= MAX_SERIES:
+                for row in self.samples.devices:
+                    del row.series[1::2]
+                self._every *= 2
+                self.samples.series_interval = self.interval * self._every
 
     def _run(self) -> None:
         while not self._stop.is_set():

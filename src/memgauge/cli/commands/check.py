@@ -213,46 +213,25 @@ def _prove(verdict: Verdict, target: Target) -> Verdict:
     """The pass verified by the kernel (issue 16): the program under the whole-run rss limit as a
     hard limit, caches cold, beside an unlimited cold run. No counter of one unlimited run says what
     a container needs; a run under the limit does. OOM-killed (or failing) there turns the rss
-    result into a fail; either way the result's note carries the proof's figures."""
-    import dataclasses
-
+    result into a fail; either way the result's note carries the proof's figures (the runner's
+    ``Proof`` and the gate's ``apply_proof``, which the service's ``prove`` policies use too)."""
     from memgauge._errors import LimitError
     from memgauge._units import format_bytes
-    from memgauge.gate import CheckResult, Verdict
-    from memgauge.runner import prove_limit
+    from memgauge.gate import apply_proof, proved_limit
+    from memgauge.runner import Proof, prove_limit
 
-    index = next(
-        i for i, r in enumerate(verdict.results) if r.limit.metric == "rss" and r.limit.phase is None
-    )
-    result = verdict.results[index]
-    limit = int(result.limit.value)
+    limit = proved_limit(verdict)
+    if limit is None:  # the budget was checked for one before the run
+        raise UsageError("--prove needs a whole-run rss limit to prove (e.g. --budget rss=300MiB)")
     say(
         f"memgauge check: proving rss {format_bytes(limit)}: an unlimited run and one under the limit, cold\n"
     )
     base, under = prove_limit(target, limit)
     if base.peak_bytes == 0:
         raise LimitError("--prove needs a memory cgroup (root, or a delegated cgroup)")
-    slowdown = under.wall_seconds / base.wall_seconds if base.wall_seconds > 0 else 1.0
-    outcome = "survived" if under.survived else "OOM-killed" if under.oom_kills else "failed"
-    note = (
-        f"proof under {format_bytes(limit)}, cold: {outcome}, {slowdown:.2f}x the unlimited wall time, "
-        f"limit hit {under.limit_hits} times"
-    )
-    say(f"memgauge check: {note}\n")
-    if under.survived:
-        proved = dataclasses.replace(result, note="; ".join(n for n in (result.note, note) if n))
-    else:
-        # the budget passed on a measured run, yet the kernel kills the program at that limit:
-        # the number is not one a container can be given
-        proved = dataclasses.replace(result, status="fail", note=note)
-    results: tuple[CheckResult, ...] = (*verdict.results[:index], proved, *verdict.results[index + 1 :])
-    return Verdict(
-        results=results,
-        program_failed=verdict.program_failed,
-        program_status=verdict.program_status,
-        runs=verdict.runs,
-        baselines=verdict.baselines,
-    )
+    proof = Proof(limit, True, base, under)
+    say(f"memgauge check: {proof.note}\n")
+    return apply_proof(verdict, survived=proof.survived, note=proof.note)
 
 
 def _numbered(path: str, i: int, n: int) -> str:

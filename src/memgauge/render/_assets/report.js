@@ -193,6 +193,31 @@
                [{ label: "CPU share of its lifetime", data: d.cpu.share, backgroundColor: PALETTE[2] }],
                function (v) { return (v * 100).toFixed(0) + "%"; }, true);
     }
+    // CPU over time: each process of the loop (named by role) and the machine's cores busy
+    var cpuTime = document.getElementById("chart-training-cpu-time");
+    if (cpuTime && d.cpu_time && d.cpu_time.t.length) {
+      var ct = d.cpu_time;
+      var sets = ct.lines.map(function (line, i) {
+        return { label: line.label, borderColor: PALETTE[i % PALETTE.length], stepped: "before",
+                 data: line.cores.map(function (v, j) { return { x: ct.t[j], y: v }; }) };
+      });
+      if (ct.machine.length) {
+        sets.push({ label: "machine (" + ct.cores + " cores, every program)", borderColor: "#9ca3af",
+                    borderDash: [4, 3], stepped: "before",
+                    data: ct.machine.map(function (v, j) { return { x: ct.t[j], y: v }; }) });
+      }
+      new Chart(cpuTime, {
+        type: "line", data: { datasets: sets },
+        options: merge(common, {
+          scales: { x: timeAxis(ct.t[ct.t.length - 1]),
+                    y: { beginAtZero: true, title: { display: true, text: "cores busy" } } },
+          plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } },
+                     tooltip: { callbacks: {
+                       title: function (items) { return items.length ? fmtSeconds(items[0].parsed.x) : ""; },
+                       label: function (item) { return item.dataset.label + ": " + item.parsed.y.toFixed(2) + " cores"; } } } }
+        })
+      });
+    }
     var wait = document.getElementById("chart-training-wait");
     if (wait && d.labels.length) {
       new Chart(wait, {

@@ -9,7 +9,7 @@ from fastapi import Path as Path_
 
 from memgauge.service import _store as store
 from memgauge.service._api._common import INVALID, UNREADABLE, Admin, User, database
-from memgauge.service._rules import POLICY_NAME, budget_error
+from memgauge.service._rules import POLICY_NAME, budget_error, prove_error
 from memgauge.service._schemas import ErrorOut, PolicyIn, PolicyOut, policy_out
 
 router = APIRouter()
@@ -43,10 +43,10 @@ def get_policy(request: Request, name: PolicyName, _: User) -> PolicyOut:
 )
 def put_policy(request: Request, response: Response, name: PolicyName, body: PolicyIn, _: Admin) -> PolicyOut:
     """Create or replace a policy. Submissions keep the budget they were judged by."""
-    error = budget_error(body.budget)
+    error = budget_error(body.budget) or prove_error(body.budget, body.prove)
     if error is not None:
         raise HTTPException(422, error)
-    policy, created = store.put_policy(database(request), name, body.budget, body.description)
+    policy, created = store.put_policy(database(request), name, body.budget, body.description, body.prove)
     if created:
         response.status_code = 201
     return policy_out(policy)

@@ -133,6 +133,7 @@ def _accept(
             entry=program,
             args=program_args,
             upload=data,
+            prove=chosen.prove,
         ),
     )
 

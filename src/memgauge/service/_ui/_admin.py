@@ -65,7 +65,7 @@ def _policies_page(
         "policies.html",
         {
             "rows": rows,
-            "form": form or {"name": "", "budget": "", "description": ""},
+            "form": form or {"name": "", "budget": "", "description": "", "prove": ""},
             "error": error,
             "notice": notice,
         },
@@ -79,7 +79,12 @@ def policies(request: Request, token: User, edit: str | None = None, saved: str 
     if edit and is_admin(token):
         policy = store.get_policy(database(request), edit) if is_policy_name(edit) else None
         if policy is not None:
-            form = {"name": policy.name, "budget": policy.budget, "description": policy.description}
+            form = {
+                "name": policy.name,
+                "budget": policy.budget,
+                "description": policy.description,
+                "prove": "on" if policy.prove else "",
+            }
     notice = None
     if saved and is_policy_name(saved):
         notice = f"Policy {saved} saved."
@@ -94,15 +99,16 @@ def policy_put(
     name: Annotated[str, Form(max_length=1000)] = "",
     budget: Annotated[str, Form(max_length=_FORM_TEXT)] = "",
     description: Annotated[str, Form(max_length=_FORM_TEXT)] = "",
+    prove: Annotated[str, Form(max_length=10)] = "",
 ) -> Response:
     """Create or replace a policy (the API's PUT)."""
     check_csrf(request, csrf)
-    name, budget = name.strip(), budget.strip()
-    error = policy_error(name, budget, description)
+    name, budget, proves = name.strip(), budget.strip(), bool(prove)
+    error = policy_error(name, budget, description, proves)
     if error is not None:
-        form = {"name": name, "budget": budget, "description": description}
+        form = {"name": name, "budget": budget, "description": description, "prove": "on" if proves else ""}
         return _policies_page(request, form=form, error=error, status=422)
-    store.put_policy(database(request), name, budget, description)
+    store.put_policy(database(request), name, budget, description, proves)
     return RedirectResponse("/ui/policies?" + urlencode({"saved": name}), status_code=303)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from memgauge.service._judge import stored_verdict
 from memgauge.service._models import Submission
+from memgauge.service._schemas import ProofOut, proof_out
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,11 @@ def sandbox(text: str | None) -> SandboxRecord | None:
     ]
     other = [(str(k), _shown(v)) for k, v in record.items() if k not in _RECORD_PARTS]
     return SandboxRecord(pieces, other)
+
+
+def proof(sub: Submission) -> ProofOut | None:
+    """The proof of a pass (a policy with ``prove``), as the API gives it."""
+    return proof_out(sub.proof)
 
 
 def command(sub: Submission) -> str:

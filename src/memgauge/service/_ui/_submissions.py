@@ -24,7 +24,7 @@ from memgauge.service._rules import (
     listed_owner,
     may_see,
 )
-from memgauge.service._ui._detail import checks, command, sandbox
+from memgauge.service._ui._detail import checks, command, proof, sandbox
 from memgauge.service._ui._render import REPORT_CSP, page_router, render
 from memgauge.service._ui._session import Csrf, User, check_csrf, database
 
@@ -153,6 +153,7 @@ def submission(request: Request, sub_id: str, token: User) -> Response:
             "command": command(sub),
             "checks": checks(sub),
             "sandbox": sandbox(sub.sandbox),
+            "proof": proof(sub),
             "active": sub.status in _ACTIVE,
             "refresh": _REFRESH_SECONDS if sub.status in _ACTIVE else None,
             "has_report": sub.profile is not None,
