@@ -9,30 +9,26 @@ the program's directory evicted from page cache first, as ``fit-limit`` does) an
 warm-up run), ``--reps`` times each: the need and the group's peak; ``/usr/bin/time``'s max RSS of
 a warm run; and ``memgauge fit-limit``'s bisection over real runs (2 MiB precision), caches cold: the
 largest limit the program dies under, the smallest it survives and the smallest it runs at full
-speed under (wall within 10% of the unlimited run's). One change from ``fit-limit``: a run under a
+speed under (wall within 10% of the unlimited run's), with ``fit-limit``'s own code: a run under a
 limit is stopped after ``--stall`` times the unlimited run's wall time (at least 20 s) and counts
-as not surviving. Under a limit a little too small, the kernel can keep a program alive for
-minutes by reclaiming and re-reading its library pages over and over, and a plain ``fit-limit``
-waits for it. Prints a markdown table and the three checks: the need the same cold or warm within
-5%, never below the smallest surviving limit, at most 1.25x the full-speed limit.
+as stalled. Under a limit a little too small, the kernel can keep a program alive for minutes by
+reclaiming and re-reading its library pages over and over. Prints a markdown table and the
+three checks: the need the same cold or warm within 5%, never below the smallest surviving limit,
+at most 1.25x the full-speed limit.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memgauge.isolation import HardLimits
-from memgauge.runner import RunOptions, Target, default_roots, evict_page_cache, run_program
+from memgauge.runner import FitResult, Target, Trial, default_roots, evict_page_cache, fit_limit
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = [
@@ -70,101 +66,22 @@ def time_max_rss(program: Path) -> int:
     return int(r.stderr.strip().splitlines()[-1]) * 1024
 
 
-@contextlib.contextmanager
-def quiet() -> Iterator[None]:
-    """The program's stdout and stderr to /dev/null."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        os.dup2(null, 2)
-        yield
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in (*saved, null):
-            os.close(fd)
+def fit(program: Path, stall: float) -> FitResult:
+    """``memgauge fit-limit``'s bisections (``runner.fit_limit``), every run cold, a limited run
+    stopped after ``stall`` times the unlimited run's wall time (at least 20 s) as stalled."""
 
-
-@dataclass
-class Limited:
-    """One cold run under ``limit`` (None: unlimited)."""
-
-    limit: int | None
-    survived: bool
-    wall: float
-    stalled: bool
-    peak: int
-
-
-def limited(program: Path, limit: int | None, cap: float | None, expect: int | None) -> Limited:
-    target = Target("script", str(program))
-    evict_page_cache(default_roots(target))
-    enforce = HardLimits(wall_seconds=cap) if cap is not None else None
-    options = RunOptions(cgroup="auto", memory_limit_bytes=limit, lines="off", enforce=enforce)
-    with quiet():
-        profile = run_program(target, options)
-    kills = int((profile.environment.get("measurement") or {}).get("oom_kills") or 0)
-    stalled = profile.exit.stopped_by is not None
-    ok = not kills and not profile.exit.oom_killed and not stalled
-    survived = ok and (expect is None or profile.exit.code == expect)
-    return Limited(limit, survived, profile.wall_seconds, stalled, profile.peak.resident_bytes)
-
-
-@dataclass
-class Fit:
-    base: Limited
-    runs: list[Limited] = field(default_factory=list)
-    dies_under: int | None = None
-    smallest_surviving: int | None = None
-    full_speed: int | None = None
-
-
-def page(n: int) -> int:
-    return (n + 4095) // 4096 * 4096
-
-
-def fit(program: Path, stall: float) -> Fit:
-    """``fit_limit``'s two bisections (runner/_fit.py), each run cold, a stalled run not surviving."""
-    base = limited(program, None, None, None)
-    code = 0 if base.survived else None
-    result = Fit(base)
-    cap = max(20.0, stall * base.wall)
-
-    def run(limit: int) -> Limited:
-        t = limited(program, limit, cap, code)
-        result.runs.append(t)
+    def progress(t: Trial) -> None:
+        assert t.limit_bytes is not None
         print(
-            f"  {limit / MIB:.0f} MiB: {'survived' if t.survived else 'stalled' if t.stalled else 'died'}"
-            f" in {t.wall:.1f} s",
+            f"  {t.limit_bytes / MIB:.0f} MiB: {t.outcome} in {t.wall_seconds:.1f} s",
             file=sys.stderr,
             flush=True,
         )
-        return t
 
-    high, low = page(base.peak + PRECISION), 0
-    while high - low > PRECISION:
-        middle = page((low + high) // 2)
-        if run(middle).survived:
-            high = middle
-        else:
-            low = middle
-    result.smallest_surviving, result.dies_under = high, low or None
-    slow, fast = high, page(base.peak + PRECISION)
-    first = next(t for t in result.runs if t.limit == high)
-    if first.wall <= base.wall * (1 + TOLERANCE):
-        fast = high
-    while fast - slow > PRECISION:
-        middle = page((slow + fast) // 2)
-        t = run(middle)
-        if t.survived and t.wall <= base.wall * (1 + TOLERANCE):
-            fast = middle
-        else:
-            slow = middle
-    result.full_speed = fast
-    return result
+    target = Target("script", str(program))
+    return fit_limit(
+        target, cold=True, tolerance=TOLERANCE, precision_bytes=PRECISION, progress=progress, stall=stall
+    )
 
 
 def bench(program: Path, reps: int, stall: float) -> dict[str, Any]:
@@ -181,12 +98,13 @@ def bench(program: Path, reps: int, stall: float) -> dict[str, Any]:
         "page_cache_cold": [p["page_cache_bytes"] for p in cold],
         "parts_cold": [[p["needs_anon_bytes"], p["needs_file_bytes"], p["needs_shmem_bytes"]] for p in cold],
         "time_max_rss": time_max_rss(program),
-        "dies_under": found.dies_under,
-        "smallest_surviving": found.smallest_surviving,
-        "full_speed": found.full_speed,
-        "fit_runs": len(found.runs) + 1,
-        "stalled": [t.limit for t in found.runs if t.stalled],
-        "unlimited_cold_wall": found.base.wall,
+        "dies_under": found.largest_failing_bytes,
+        "smallest_surviving": found.smallest_surviving_bytes,
+        "full_speed": found.full_speed_bytes,
+        "fit_runs": len(found.trials),
+        "stalled": [t.limit_bytes for t in found.trials if t.stalled],
+        "unlimited_cold_wall": found.baseline.wall_seconds,
+        "unlimited_cold_needs": found.baseline.needs_bytes,
     }
 
 
@@ -247,7 +165,7 @@ def main() -> None:
         anon, file, shmem = (mib([p[i] for p in r["parts_cold"]]) for i in range(3))
         print(
             f"- `{r['program']}`: {'; '.join(checks(r))}; at the largest sample, cold: anonymous {anon}, "
-            f"libraries and mapped files {file}, shmem {shmem} MiB; group page cache at the end, cold: "
+            f"file pages in use {file}, shmem {shmem} MiB; group page cache at the end, cold: "
             f"{mib(r['page_cache_cold'])} MiB; {r['fit_runs']} fit-limit runs"
             + (
                 f", stopped stalled under {', '.join(mib(x) for x in r['stalled'])} MiB"

@@ -1,8 +1,8 @@
 """The cost of the training-throughput figures on a CPU loop fed by a DataLoader: the loop's own
 wall time (every step included) under plain ``python``, under ``memgauge run`` with FLOP counting
 off (``MEMGAUGE_FLOP_STEP=off``: step times, data waits and samples only) and with it on one step
-(the default), and under ``memgauge run --torch=off`` (no torch hooks at all: memgauge's other
-costs, for reference).
+(the default), under ``memgauge run --torch=off`` (no torch hooks at all: memgauge's other
+costs, for reference), and as shipped without the line sampler (``--no-lines``).
 
     python bench/training_bench.py [--repeat 5] [--steps 300] [--modes plain,flops]
 

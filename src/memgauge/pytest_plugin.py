@@ -187,6 +187,8 @@ def _growth(profile: Profile, start_tree: int, start_process: int) -> Profile:
     peak = replace(
         profile.peak,
         resident_bytes=max(0, profile.peak.resident_bytes - start_tree),
+        # the gate's ``rss`` judges the need where there is one: the test's growth too
+        needs_bytes=max(0, profile.peak.needs_bytes - start_tree) if profile.peak.needs_bytes else 0,
         attribution=[a for a in profile.peak.attribution if not (a.pid == pid and a.file == "<before>")],
     )
     phases = [

@@ -71,6 +71,9 @@ def test_inprocess_profile_measures_the_block_only(tmp_path: Path) -> None:
     assert p.peak.method == "vmhwm-reset" and p.peak.error_bound_bytes == 0
     base = p.phases[0].start_resident_bytes
     assert 200 * MIB <= p.peak.resident_bytes - base <= 230 * MIB
+    # what a container needs, in-process: the block's own peak (the gate's rss judges it)
+    assert (p.peak.needs_bytes, p.peak.needs_method) == (p.peak.resident_bytes, "block peak (in-process)")
+    assert p.peak.needs_at_seconds is None
     build, small_phase = p.phases
     assert (build.name, small_phase.name) == ("build", "small")
     assert 200 * MIB - 4 * MIB <= build.peak_resident_bytes - base <= 230 * MIB

@@ -49,7 +49,10 @@ def test_needs_is_the_same_cold_or_warm_and_the_programs_own_peak(numpy_cold: Pr
     for run in (numpy_cold, warm):
         (main,) = run.processes
         assert main.peak_exact  # the program's own VmHWM, reported at its exit
-        assert main.peak_resident_bytes <= run.peak.needs_bytes <= 1.05 * main.peak_resident_bytes
+        # its file pages those in use: at most the process's max RSS, which counts every one
+        # (a run shorter than a window of the working set counts every mapped file page)
+        assert run.peak.needs_method in ("sampled working set", "sampled tree need")
+        assert run.peak.needs_bytes <= main.peak_resident_bytes
         # known by construction: 200 MiB held, plus the interpreter and numpy
         assert 200 * MIB <= run.peak.needs_bytes <= 264 * MIB
         parts = run.peak.needs_anon_bytes + run.peak.needs_file_bytes + run.peak.needs_shmem_bytes
@@ -70,7 +73,7 @@ def test_a_fork_childs_shared_pages_count_once_and_its_need_is_survived() -> Non
     peak = run.peak
     # the parent's 120 MiB (shared copy-on-write) once, the child's own 30 MiB, two interpreters
     assert 150 * MIB <= peak.needs_bytes <= 1.15 * peak.resident_bytes, peak
-    assert peak.needs_method == "sampled tree need"
+    assert peak.needs_method in ("sampled working set", "sampled tree need")
     # the plain sum of the processes' RSS counts the shared 120 MiB twice
     assert peak.sampled_tree_bytes >= peak.needs_bytes + 100 * MIB, peak
     under = trial(FORK, peak.needs_bytes, cold=False, roots=[], expect=0)

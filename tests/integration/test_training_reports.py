@@ -54,6 +54,10 @@ def test_the_html_report_draws_rates_and_waits_over_the_steps(browser: Any, run:
     cpu = assert_drawn(opened, "chart-training-cpu")
     main = next(p for p in training.processes if p.role == "main loop")
     assert f"main loop ({main.pid})" in cpu["labels"]
+    # CPU over time: the watcher samples every 200 ms, and the loop runs longer than that
+    assert training.cpu is not None and training.cpu.t_seconds, training.cpu
+    cpu_time = assert_drawn(opened, "chart-training-cpu-time")
+    assert any(d["label"].startswith("main loop") for d in cpu_time["datasets"]), cpu_time["datasets"]
     assert opened.page.inner_text("nav a[href='#training']") == "training"
     section = opened.page.inner_text("#training")
     assert "data wait share" in section and "FLOPs per step" in section and training.verdict in section

@@ -231,8 +231,10 @@ def _error_bound_note(run: Profile, limit: Limit, measured: float) -> str:
     """A note when the whole-run peak is nearer the limit than its error bound: the verdict goes by
     the figure measured, but the true peak may lie on the other side (above the figure for the
     sampled methods, below it for the cgroup ones; see docs/measurement.md)."""
-    # error_bound_bytes bounds the resident peak, not the need (a VmHWM or a sampled sum)
-    bound = 0 if run.peak.needs_bytes else run.peak.error_bound_bytes
+    # error_bound_bytes bounds the resident peak, not the need (a sampled working set), unless the
+    # need is that peak (in-process)
+    own = not run.peak.needs_bytes or run.peak.needs_method.endswith("(in-process)")
+    bound = run.peak.error_bound_bytes if own else 0
     if limit.metric != "rss" or limit.phase is not None or bound <= 0 or abs(limit.value - measured) > bound:
         return ""
     from memgauge._units import format_bytes

@@ -38,12 +38,14 @@ class Peak:
     includes_page_cache: bool = False
     largest_process_bytes: int = 0
     sampled_tree_bytes: int = 0
-    # what a container needs (docs/measurement.md "What a container needs"): the larger of the
-    # largest process's VmHWM and the largest sampled tree need; 0 in profiles written before it
+    # what a container needs (docs/measurement.md "What a container needs"): the largest sampled
+    # tree need, its file pages those in use (a working set); in-process, the block's peak; 0 in
+    # profiles written before it
     needs_bytes: int = 0
     needs_method: str = ""
     # the tree need's parts at its largest sample: anonymous, file-backed (libraries, mapped
-    # files) and shmem bytes, and when that was
+    # files: those in use where needs_method is "sampled working set") and shmem bytes, and when
+    # that was (None in-process)
     needs_anon_bytes: int = 0
     needs_file_bytes: int = 0
     needs_shmem_bytes: int = 0

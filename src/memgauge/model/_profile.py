@@ -22,11 +22,12 @@ from memgauge.model._peak import Attribution, Peak
 from memgauge.model._torch import TorchMemory
 from memgauge.model._training import Training
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty, a
 # v2 one (before enforced limits) without exit.stopped_by, a v3 one (before program metrics) without
-# metrics, a v4 one (before capture warnings) without warnings
-READABLE_VERSIONS = (1, 2, 3, 4, 5)
+# metrics, a v4 one (before capture warnings) without warnings, a v5 one (before what a container
+# needs) without peak.needs_* and peak.page_cache_bytes
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
 # in peak.notes when sampling missed part of the tree, so error_bound_bytes bounds nothing
 UNBOUNDED_NOTE = "some processes were seen in a sampled sum but have no record: the error bound is unknown"
 

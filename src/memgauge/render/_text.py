@@ -132,7 +132,7 @@ def needs_lines(profile: Profile) -> tuple[str, str, list[str]] | None:
     """The report's headline where the profile has it: "container needs X", how it was found, and
     the lines that reconcile it with the figures users compare it with (the group's spike-exact
     peak and its page cache, the largest process's max RSS, the parts of the tree's largest
-    sample). None for a profile without it (written before it, or in-process)."""
+    sample). None for a profile without it (written before it)."""
     peak = profile.peak
     if not peak.needs_bytes:
         return None
@@ -152,9 +152,10 @@ def needs_lines(profile: Profile) -> tuple[str, str, list[str]] | None:
     ]
     if peak.needs_at_seconds is not None:
         rows.append(
-            f"at the tree's largest sample ({format_seconds(peak.needs_at_seconds)}): "
+            f"at the need's largest sample ({format_seconds(peak.needs_at_seconds)}): "
             f"anonymous {format_bytes(peak.needs_anon_bytes)} · "
-            f"libraries and mapped files {format_bytes(peak.needs_file_bytes)} · "
+            f"libraries and mapped files{' in use' if 'working set' in peak.needs_method else ''} "
+            f"{format_bytes(peak.needs_file_bytes)} · "
             f"shmem {format_bytes(peak.needs_shmem_bytes)}"
         )
     return f"container needs {format_bytes(peak.needs_bytes)}", f"({peak.needs_method})", rows

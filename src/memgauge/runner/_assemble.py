@@ -140,7 +140,7 @@ def assemble_profile(
     phases = _phases_from_events(events, t0, by_pid, wall)
     oom = (group.oom_kills() if group is not None else global_ooms) > 0
     peak = _tree_peak(watcher, group, processes)
-    _needs(peak, watcher, group)
+    _needs(peak, watcher, group, {r.pid: r.peak_resident_bytes for r in processes})
     if oom:
         peak.notes.append("the kernel's OOM killer killed a process during the run")
     user = sum(r.user for r in state.reaped.values())
@@ -259,14 +259,23 @@ def _tree_peak(watcher: TreeWatcher, group: MemoryGroup | None, processes: list[
     )
 
 
-def _needs(peak: Peak, watcher: TreeWatcher, group: MemoryGroup | None) -> None:
-    """What a container needs (docs/measurement.md): the larger of the largest process's ``VmHWM``
-    (exact, between samples too) and the largest sampled tree need (``TreeNeeds``), with the parts
-    of that sample and the group's page cache, which neither counts."""
+def _needs(peak: Peak, watcher: TreeWatcher, group: MemoryGroup | None, peaks: dict[int, int]) -> None:
+    """What a container needs (docs/measurement.md): the largest sampled tree need (``TreeNeeds``):
+    anonymous and shmem pages plus the file pages used (referenced per window, ``FileWorkingSet``;
+    every mapped one where the working set is off), with the parts of that sample and the group's
+    page cache, which it does not count. The largest process's ``VmHWM`` (max RSS) stands beside it:
+    it counts every mapped library page, used or not. Without a tree need (no sample), that.
+    ``peaks``: each process's final ``VmHWM`` (exact at exit for Python programs), for the last
+    window."""
+    watcher.finish_needs(peaks)
     tree = watcher.needs
-    largest = peak.largest_process_bytes
-    peak.needs_bytes = max(largest, tree.total)
-    peak.needs_method = "largest process VmHWM" if largest >= tree.total else "sampled tree need"
+    ws = watcher.working_set
+    if tree.total:
+        peak.needs_bytes = tree.total
+        used = ws is not None and ws.windows > 0
+        peak.needs_method = "sampled working set" if used else "sampled tree need"
+    else:
+        peak.needs_bytes, peak.needs_method = peak.largest_process_bytes, "largest process VmHWM"
     peak.needs_anon_bytes, peak.needs_file_bytes, peak.needs_shmem_bytes = tree.anon, tree.file, tree.shmem
     peak.needs_at_seconds = tree.at if tree.total else None
     peak.page_cache_bytes = group_page_cache(group) if group is not None else None

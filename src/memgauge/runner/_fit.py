@@ -22,6 +22,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from memgauge.isolation import HardLimits
 from memgauge.runner._runner import RunOptions, run_program
 from memgauge.runner._target import Target
 
@@ -43,6 +44,11 @@ __all__ = [
 ]
 
 _MIB = 1 << 20
+# a limited run of ``fit_limit`` is stopped after this many times the unlimited run's wall time,
+# and at least ``MIN_STALL_SECONDS``: near its limit a program can stall for minutes, the kernel
+# reclaiming and re-reading its library pages over and over, rather than die
+STALL_FACTOR = 5.0
+MIN_STALL_SECONDS = 20.0
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,17 @@ class Trial:
     largest_process_bytes: int
     # what a container needs by the run's own figures (``Peak.needs_bytes``)
     needs_bytes: int = 0
+    # stopped at the wall-time cap (``fit_limit``'s ``stall``): not surviving, at full speed or not
+    stalled: bool = False
+
+    @property
+    def outcome(self) -> str:
+        """``survived``, ``OOM-killed`` (a process of the run was), ``stalled`` (stopped at the
+        wall-time cap: the kernel kept it alive re-reading pages) or ``failed`` (it ended otherwise
+        than the unlimited run)."""
+        if self.survived:
+            return "survived"
+        return "OOM-killed" if self.oom_kills else "stalled" if self.stalled else "failed"
 
 
 @dataclass
@@ -129,12 +146,15 @@ def trial(
     roots: Sequence[str],
     expect: int | None = 0,
     env: dict[str, str] | None = None,
+    wall_cap: float | None = None,
 ) -> Trial:
     """One run of ``target`` in a fresh memory cgroup, under ``limit_bytes``, line sampling off (it
-    adds memory of its own), its output discarded; ``env`` (None: memgauge's) is its environment."""
+    adds memory of its own), its output discarded; ``env`` (None: memgauge's) is its environment;
+    ``wall_cap``: seconds after which it is stopped (then ``stalled``)."""
     if cold:
         evict_page_cache(roots)
-    options = RunOptions(cgroup="auto", memory_limit_bytes=limit_bytes, lines="off", env=env)
+    enforce = HardLimits(wall_seconds=wall_cap) if wall_cap is not None else None
+    options = RunOptions(cgroup="auto", memory_limit_bytes=limit_bytes, lines="off", env=env, enforce=enforce)
     with _quiet():
         profile = run_program(target, options)
     return trial_of(profile, limit_bytes, cold=cold, expect=expect)
@@ -146,11 +166,12 @@ def trial_of(profile: Profile, limit_bytes: int | None, *, cold: bool, expect: i
     any; the unlimited run survived when nothing of it was OOM-killed)."""
     measurement = profile.environment.get("measurement") or {}
     kills = int(measurement.get("oom_kills") or 0) or int(profile.exit.oom_killed)
+    stalled = (profile.exit.stopped_by or "").startswith("wall time")
     return Trial(
         limit_bytes=limit_bytes,
         cold=cold,
         # the unlimited run (``expect`` None) survived when nothing of it was OOM-killed
-        survived=kills == 0 and (expect is None or profile.exit.code == expect),
+        survived=kills == 0 and not stalled and (expect is None or profile.exit.code == expect),
         exit_code=profile.exit.code,
         oom_kills=kills,
         limit_hits=int(measurement.get("limit_hits") or 0),
@@ -158,6 +179,7 @@ def trial_of(profile: Profile, limit_bytes: int | None, *, cold: bool, expect: i
         peak_bytes=profile.peak.resident_bytes,
         largest_process_bytes=profile.peak.largest_process_bytes,
         needs_bytes=profile.peak.needs_bytes,
+        stalled=stalled,
     )
 
 
@@ -178,9 +200,9 @@ class Proof:
 
     @property
     def outcome(self) -> str:
-        """``survived``, ``OOM-killed`` (a process of the run was), or ``failed`` (it ended
-        otherwise than the unlimited run: another exit status, stopped at a time limit)."""
-        return "survived" if self.under.survived else "OOM-killed" if self.under.oom_kills else "failed"
+        """``Trial.outcome`` of the run under the limit: ``survived``, ``OOM-killed``,
+        ``stalled`` or ``failed``."""
+        return self.under.outcome
 
     @property
     def slowdown(self) -> float:
@@ -259,24 +281,39 @@ def fit_limit(
     roots: Sequence[str] | None = None,
     precision_bytes: int = 2 * _MIB,
     progress: Callable[[Trial], None] | None = None,
+    stall: float | None = STALL_FACTOR,
+    min_stall_seconds: float = MIN_STALL_SECONDS,
 ) -> FitResult:
     """Bisect over real runs for the smallest limit ``target`` survives, then for the smallest it
     runs at full speed under (wall time at most ``1 + tolerance`` times the unlimited run's),
     each to within ``precision_bytes``. The unlimited run's cgroup peak bounds the search from
-    above: under a limit that high the kernel never had to act."""
+    above: under a limit that high the kernel never had to act; its ``needs_bytes``, where it has
+    one, is the first limit tried. A limited run is stopped after ``stall`` times the unlimited
+    run's wall time (at least ``min_stall_seconds``; None: never) and counts as ``stalled``."""
     roots = default_roots(target) if roots is None else roots
     base = trial(target, None, cold=cold, roots=roots, expect=None)
     result = FitResult(base, tolerance, trials=[base])
+    cap = None if stall is None else max(min_stall_seconds, stall * base.wall_seconds)
 
     def run(limit: int) -> Trial:
-        t = trial(target, limit, cold=cold, roots=roots, expect=base.exit_code)
+        t = trial(target, limit, cold=cold, roots=roots, expect=base.exit_code, wall_cap=cap)
         result.trials.append(t)
         if progress is not None:
             progress(t)
         return t
 
-    high = _page(base.peak_bytes + precision_bytes)
-    low = 0
+    def fast(t: Trial) -> bool:
+        return t.survived and t.wall_seconds <= base.wall_seconds * (1 + tolerance)
+
+    top = _page(base.peak_bytes + precision_bytes)
+    high, low = top, 0
+    if 0 < base.needs_bytes < top:
+        # the run's own figure first: where it holds, the search is below it
+        first = _page(base.needs_bytes)
+        if run(first).survived:
+            high = first
+        else:
+            low = first
     while high - low > precision_bytes:
         middle = _page((low + high) // 2)
         if run(middle).survived:
@@ -285,20 +322,22 @@ def fit_limit(
             low = middle
     result.smallest_surviving_bytes = high
     result.largest_failing_bytes = low or None
-    # full speed: between the smallest surviving limit and the unlimited peak
-    top = _page(base.peak_bytes + precision_bytes)
-    slow, fast = high, top
-    first = next((t for t in result.trials if t.limit_bytes == high), None)
-    if first is not None and first.survived and first.wall_seconds <= base.wall_seconds * (1 + tolerance):
-        fast = high
-    while fast - slow > precision_bytes:
-        middle = _page((slow + fast) // 2)
-        t = run(middle)
-        if t.survived and t.wall_seconds <= base.wall_seconds * (1 + tolerance):
-            fast = middle
+    # full speed: between the smallest surviving limit and the unlimited peak, the limits already
+    # tried narrowing it
+    slow, quick = high, top
+    for t in result.trials[1:]:
+        assert t.limit_bytes is not None
+        if fast(t) and high <= t.limit_bytes < quick:
+            quick = t.limit_bytes
+        elif not fast(t) and slow < t.limit_bytes < quick:
+            slow = t.limit_bytes
+    while quick - slow > precision_bytes:
+        middle = _page((slow + quick) // 2)
+        if fast(run(middle)):
+            quick = middle
         else:
             slow = middle
-    result.full_speed_bytes = fast
+    result.full_speed_bytes = quick
     return result
 
 

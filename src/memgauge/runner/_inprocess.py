@@ -31,6 +31,7 @@ from memgauge.capture import (
 )
 from memgauge.model import Attribution, CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
 from memgauge.runner._inprocess_gpu import BlockGpu
+from memgauge.runner._inprocess_needs import record_needs
 from memgauge.runner._inprocess_torch import BlockTorch
 from memgauge.runner._inprocess_training import BlockTraining
 from memgauge.runner._order import capped, leak_suspects_of, order_phases
@@ -311,6 +312,7 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
         if timeline.tree_resident_bytes:
             i = timeline.tree_resident_bytes.index(sampled)
             peak.at_seconds = timeline.t_seconds[i]
+        record_needs(peak)
         phases = order_phases(
             [
                 (

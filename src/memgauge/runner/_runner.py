@@ -265,7 +265,9 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         builder = TimelineBuilder(
             min(options.interval, max_interval), options.timeline_capacity, max_interval=max_interval
         )
-        watcher = TreeWatcher(child.pid, group, builder, t0, clock)
+        # under a memory limit the accessed bits are left alone: clearing them steers reclaim
+        working_set = options.memory_limit_bytes is None
+        watcher = TreeWatcher(child.pid, group, builder, t0, clock, working_set=working_set)
         state = RunState(child.pid)
         next_sample = clock()
         try:

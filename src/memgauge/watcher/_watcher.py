@@ -15,6 +15,7 @@ import signal
 from memgauge import capture
 from memgauge.capture import BOOTSTRAP_MODULE
 from memgauge.watcher._cpu import CpuSampler
+from memgauge.watcher._working_set import FileWorkingSet
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -172,6 +173,8 @@ class TreeWatcher:
         builder: TimelineBuilder,
         t0: float,
         clock: Callable[[], float],
+        *,
+        working_set: bool = True,
     ) -> None:
         self.root_pid, self.group, self.builder, self.t0, self.clock = root_pid, group, builder, t0, clock
         self.processes: list[WatchedProcess] = []
@@ -187,6 +190,10 @@ class TreeWatcher:
         self._files = capture.OpenFiles()
         self._cmdlines = CmdlineBudget()
         self.needs = TreeNeeds()
+        # the file pages counted in the need: those referenced per window (FileWorkingSet), or
+        # (off: under a memory limit, where clearing accessed bits would steer the kernel's
+        # reclaim) every mapped one
+        self.working_set = FileWorkingSet() if working_set else None
         self._pss_after = 0.0
         # CPU utilisation per core and per process over time, at its own modest rate
         self.cpu = CpuSampler()
@@ -224,6 +231,7 @@ class TreeWatcher:
         now = self.clock() - self.t0
         per_process: dict[int, int] = {}
         parts: dict[int, tuple[int, int, int]] = {}
+        hwms: dict[int, int] = {}
         seen: set[int] = set()
         for pid in self._discover():
             raw = self._files.read(f"/proc/{pid}/stat")
@@ -241,6 +249,7 @@ class TreeWatcher:
             status = self._files.read(f"/proc/{pid}/status")
             hwm = capture.parse_high_water(status) if status else 0
             parts[pid] = parse_rss_parts(status) if status else (0, 0, 0)
+            hwms[pid] = hwm
             if proc is None or proc.image != st.image:
                 # new process, or the same pid after exec: a new program with its own high-water mark
                 if proc is not None:
@@ -270,7 +279,7 @@ class TreeWatcher:
             self._live.pop(pid).alive = False
             self._files.close_prefix(f"/proc/{pid}/")
         tree = sum(per_process.values())
-        self._offer_needs(parts, now)
+        self._offer_needs(parts, hwms, now)
         if tree > self.max_sampled_tree:
             self.max_sampled_tree, self.max_sampled_tree_at = tree, now
         usage = None
@@ -292,19 +301,45 @@ class TreeWatcher:
             )
         self._samples += 1
 
-    def _offer_needs(self, parts: dict[int, tuple[int, int, int]], now: float) -> None:
-        """Offer this sample's tree need (``TreeNeeds``) to the running maximum."""
+    def _offer_needs(self, parts: dict[int, tuple[int, int, int]], hwms: dict[int, int], now: float) -> None:
+        """Offer this sample's tree need (``TreeNeeds``) to the running maximum: with a working
+        set, once per window, the file pages referenced in it."""
         if not parts:
             return
+        file = max(p[1] for p in parts.values())
+        anon_shmem = self._anon_shmem(parts, now, file)
+        ws = self.working_set
+        if ws is None:
+            if anon_shmem is not None:
+                self.needs.offer(anon_shmem[0], file, anon_shmem[1], now)
+            return
+        if anon_shmem is not None:
+            ws.note(anon_shmem[0], anon_shmem[1], file, now, {pid: p[1] for pid, p in parts.items()})
+        if ws.due(now):
+            window = ws.close({pid: (hwms.get(pid, 0), p[1]) for pid, p in parts.items()}, now)
+            if window is not None:
+                self.needs.offer(*window)
+
+    def finish_needs(self, peaks: dict[int, int]) -> None:
+        """The working set's open window, at the end (its processes gone); ``peaks``: each
+        process's final ``VmHWM``."""
+        if self.working_set is not None:
+            window = self.working_set.flush(peaks, self.clock() - self.t0)
+            if window is not None:
+                self.needs.offer(*window)
+
+    def _anon_shmem(
+        self, parts: dict[int, tuple[int, int, int]], now: float, file: int
+    ) -> tuple[int, int] | None:
+        """The tree's anonymous and shmem bytes now: their RSS with one process, their proportional
+        shares (PSS) with several; None for a sample left out (PSS read too recently)."""
         anon = sum(p[0] for p in parts.values())
         shmem = sum(p[2] for p in parts.values())
-        file = max(p[1] for p in parts.values())
         if len(parts) == 1 or anon + file + shmem <= self.needs.total:
             # one process: nothing shared; or the sum of RSS, an upper bound, is no new maximum
-            self.needs.offer(anon, file, shmem, now)
-            return
+            return anon, shmem
         if now < self._pss_after:
-            return  # a sample whose sum would count shared pages twice: left out
+            return None  # a sample whose sum would count shared pages twice: left out
         started = self.clock()
         anon = shmem = 0
         for pid in parts:
@@ -314,7 +349,7 @@ class TreeWatcher:
             pss_anon, pss_shmem = parse_pss_parts(raw)
             anon, shmem = anon + pss_anon, shmem + pss_shmem
         self._pss_after = now + (self.clock() - started) / _PSS_SHARE
-        self.needs.offer(anon, file, shmem, now)
+        return anon, shmem
 
     def kill_all(self) -> None:
         """SIGKILL every process of the tree that is still there."""

@@ -4,8 +4,10 @@
     memgauge fit-limit --prove 300MiB train.py    # one run under 300 MiB: survived? how much slower?
 
 Each run is in a fresh memory cgroup under the limit as a hard limit, with the program's files
-evicted from page cache first (``--warm`` keeps them). Exit status: 0 found (``--prove``: survived),
-1 (``--prove``) OOM-killed or failed under the limit, memgauge's own codes otherwise.
+evicted from page cache first (``--warm`` keeps them). The search stops a limited run after
+``--stall`` times the unlimited run's wall time (at least 20 s) and counts it ``stalled``. Exit
+status: 0 found (``--prove``: survived), 1 (``--prove``) OOM-killed or failed under the limit,
+memgauge's own codes otherwise.
 """
 
 from __future__ import annotations
@@ -48,6 +50,14 @@ class FitLimitCommand:
             metavar="PATH",
             help="also evict the files under PATH before each run (data the program reads); repeatable",
         )
+        parser.add_argument(
+            "--stall",
+            default=5.0,
+            type=float,
+            metavar="X",
+            help="stop a limited run after X times the unlimited run's wall time, at least 20 s, and "
+            "count it as stalled (default 5; 0: never)",
+        )
 
     def run(self, args: argparse.Namespace, program: list[str]) -> int:
         from memgauge._units import format_bytes, parse_bytes, parse_percent
@@ -61,6 +71,8 @@ class FitLimitCommand:
             tolerance = parse_percent(args.tolerance)
         except ValueError:
             raise UsageError(f"--tolerance takes a percentage such as 10%, not {args.tolerance!r}") from None
+        if args.stall < 0:
+            raise UsageError(f"--stall takes a factor of 0 or more, not {args.stall}")
         roots = default_roots(target) + list(args.evict)
         cold = not args.warm
         state = "cold" if cold else "warm"
@@ -72,11 +84,7 @@ class FitLimitCommand:
             base, t = prove_limit(target, limit, cold=cold, roots=roots)
             _no_group(base)
             slowdown = t.wall_seconds / base.wall_seconds if base.wall_seconds else float("nan")
-            outcome = (
-                "survived"
-                if t.survived
-                else ("OOM-killed" if t.oom_kills else f"failed (exit {t.exit_code})")
-            )
+            outcome = t.outcome if t.outcome != "failed" else f"failed (exit {t.exit_code})"
             say(
                 f"under {format_bytes(limit)} ({state}): {outcome}; wall {t.wall_seconds:.2f} s vs "
                 f"{base.wall_seconds:.2f} s unlimited ({slowdown:.2f}x); limit hit {t.limit_hits} times "
@@ -89,17 +97,20 @@ class FitLimitCommand:
             from memgauge.runner import Trial
 
             assert isinstance(t, Trial) and t.limit_bytes is not None
-            verdict = "survived" if t.survived else "OOM-killed" if t.oom_kills else "failed"
-            say(f"  {format_bytes(t.limit_bytes):>10}: {verdict}, {t.wall_seconds:.2f} s\n")
+            say(f"  {format_bytes(t.limit_bytes):>10}: {t.outcome}, {t.wall_seconds:.2f} s\n")
 
-        result = fit_limit(target, cold=cold, tolerance=tolerance, roots=roots, progress=progress)
+        stall = args.stall or None
+        result = fit_limit(
+            target, cold=cold, tolerance=tolerance, roots=roots, progress=progress, stall=stall
+        )
         base = result.baseline
         _no_group(base)
         assert result.smallest_surviving_bytes is not None and result.full_speed_bytes is not None
         say(
             f"unlimited ({state}): wall {base.wall_seconds:.2f} s, "
             f"cgroup peak {format_bytes(base.peak_bytes)}, "
-            f"largest process VmHWM {format_bytes(base.largest_process_bytes)}\n"
+            f"largest process VmHWM {format_bytes(base.largest_process_bytes)}, "
+            f"container needs {format_bytes(base.needs_bytes)}\n"
             f"smallest surviving limit: {format_bytes(result.smallest_surviving_bytes)}"
             f" (killed at {format_bytes(result.largest_failing_bytes or 0)})\n"
             f"smallest full-speed limit (within {args.tolerance} of unlimited): "

@@ -1,0 +1,161 @@
+"""The file-backed pages a process actually uses: its file working set (issue 16).
+
+A process's ``RssFile`` counts every library page it maps, but under a memory limit the kernel keeps
+only the ones in use and drops the rest (they are re-read from disk if ever touched again). So the
+need counts, per window of ``WINDOW_SECONDS``, only the file pages referenced in that window: at a
+window's end the watcher reads each process's ``/proc/PID/smaps`` (``Referenced`` of its file
+mappings) and clears the referenced bits by writing ``1`` to ``/proc/PID/clear_refs``. Writing
+``1`` clears the accessed bits only: the ``VmHWM`` resets phases make (``5``) are untouched, and
+so is every high-water mark the report reads.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+# how long a window lasts: the referenced file pages of a window are what the process used in it
+WINDOW_SECONDS = 0.5
+
+# file mappings whose pages are shmem (tmpfs, memfd, SysV, shared anonymous), counted in
+# ``RssShmem`` already
+_SHMEM_PATHS = (b"/dev/shm/", b"/memfd:", b"/SYSV", b"/dev/zero", b"/run/shm/")
+
+
+# a mapping's header (``start-end perms offset dev inode [path]``), or one of the three fields read
+_FIELDS = re.compile(
+    rb"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ (\d+) *([^\n]*)|^(Rss|Anonymous|Referenced): +(\d+)", re.M
+)
+
+
+def parse_file_referenced(raw: bytes) -> int:
+    """The referenced file-backed bytes of a ``/proc/PID/smaps`` text: over the mappings of a
+    regular file, ``Referenced`` at most ``Rss`` less ``Anonymous`` (a private mapping's copied
+    pages are anonymous, counted elsewhere)."""
+    total = 0
+    is_file = False
+    values: dict[bytes, int] = {}
+    for inode, path, key, value in _FIELDS.findall(raw):
+        if not key:
+            if is_file:
+                total += _referenced(values)
+            is_file = inode != b"0" and not path.startswith(_SHMEM_PATHS)
+            values = {}
+        elif is_file:
+            values[key] = int(value) * 1024
+    if is_file:
+        total += _referenced(values)
+    return total
+
+
+def _referenced(values: dict[bytes, int]) -> int:
+    rest = values.get(b"Rss", 0) - values.get(b"Anonymous", 0)
+    return max(0, min(values.get(b"Referenced", 0), rest))
+
+
+def clear_referenced(pid: int) -> bool:
+    """Clear the accessed bits of every page of ``pid`` (``clear_refs`` 1); False where it cannot
+    be written (another user's process, a kernel without it, the process gone)."""
+    try:
+        fd = os.open(f"/proc/{pid}/clear_refs", os.O_WRONLY)
+    except OSError:
+        return False
+    try:
+        os.write(fd, b"1")
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def read_file_referenced(pid: int) -> int | None:
+    """The file-backed bytes ``pid`` referenced since its bits were last cleared, None when its
+    ``smaps`` cannot be read."""
+    try:
+        with open(f"/proc/{pid}/smaps", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    return parse_file_referenced(raw) if raw else None
+
+
+class FileWorkingSet:
+    """The windows of a process tree's file working set, and the tree need over them: the largest,
+    over windows, of the window's largest anonymous and shmem figure plus the file pages referenced
+    in it (those of the process that referenced the most: shared libraries count once)."""
+
+    def __init__(self, window: float = WINDOW_SECONDS) -> None:
+        self.window = window
+        self._ends = window
+        # the open window's largest (anon + shmem, anon, shmem, file RSS, at)
+        self._pending: tuple[int, int, int, int, float] | None = None
+        # the last closed window's referenced file bytes (None before the first)
+        self.last_file: int | None = None
+        self.windows = 0
+        # each process's VmHWM at the last window's end, and its latest file RSS
+        self._hwm: dict[int, int] = {}
+        self._files: dict[int, int] = {}
+
+    def note(self, anon: int, shmem: int, file_rss: int, at: float, files: dict[int, int]) -> None:
+        """One sample's anonymous, shmem and (largest) file RSS figures, in the open window;
+        ``files``: each process's file RSS now."""
+        self._files.update(files)
+        if self._pending is None or anon + shmem > self._pending[0]:
+            self._pending = (anon + shmem, anon, shmem, file_rss, at)
+
+    def due(self, now: float) -> bool:
+        return now >= self._ends
+
+    def close(self, procs: dict[int, tuple[int, int]], now: float) -> tuple[int, int, int, float] | None:
+        """End the window: the file pages each process of ``procs`` (pid: its ``VmHWM`` and
+        ``RssFile`` now) referenced in it, their bits cleared for the next. Returns the window's
+        need as (anon, file, shmem, at): the larger of its largest sample's anonymous and shmem
+        bytes plus the most file bytes a process referenced, and, for a process whose ``VmHWM``
+        rose in the window (exact between samples), that high-water mark less its file pages not
+        referenced. None when no process could be read (the window stays open)."""
+        referenced = {pid: read_file_referenced(pid) for pid in procs}
+        cleared = [clear_referenced(pid) for pid in procs]
+        self._ends = now + self.window
+        read = {pid: r for pid, r in referenced.items() if r is not None}
+        if not read or not any(cleared):
+            # gone, or bits that cannot be cleared (another user's process): every mapped file
+            # page counts, at the end (``flush``)
+            return None
+        file = max(read.values())
+        # the first window has no cleared bits: what it counts is every page touched since exec
+        self.last_file, self.windows = file, self.windows + 1
+        best: tuple[int, int, int, float] | None = None
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            _, anon, shmem, file_rss, at = pending
+            best = (anon, min(file, file_rss) if file_rss else file, shmem, at)
+        for pid, ref in read.items():
+            hwm, file_rss = procs[pid]
+            if hwm != self._hwm.get(pid) and hwm > file_rss:
+                rest = hwm - file_rss  # its anonymous and shmem pages at its high-water mark
+                used = min(ref, file_rss)
+                if best is None or rest + used > sum(best[:3]):
+                    best = (rest, used, 0, now)
+            self._hwm[pid] = hwm
+        return best
+
+    def flush(self, peaks: dict[int, int], at: float) -> tuple[int, int, int, float] | None:
+        """The open window's need at the end, when its processes are gone and its file pages can no
+        longer be read: the last closed window's referenced file bytes stand in (all the file RSS
+        when no window closed). ``peaks``: each process's final ``VmHWM``; one that rose since the
+        last window offers it less its file pages not in use (with no window closed: all of it)."""
+        best: tuple[int, int, int, float] | None = None
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            _, anon, shmem, file_rss, when = pending
+            file = file_rss if self.last_file is None else min(self.last_file, file_rss)
+            best = (anon, file, shmem, when)
+        for pid, hwm in peaks.items():
+            mapped = self._files.get(pid)
+            if mapped is None or hwm == self._hwm.get(pid) or hwm <= mapped:
+                continue
+            used = mapped if self.last_file is None else min(self.last_file, mapped)
+            if best is None or hwm - mapped + used > sum(best[:3]):
+                best = (hwm - mapped, used, 0, at)
+        return best

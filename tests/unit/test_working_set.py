@@ -1,0 +1,51 @@
+"""The file working set the need counts (``watcher._working_set``): the ``smaps`` parser and the
+windows (tests/integration/test_working_set.py: on a real process)."""
+
+from __future__ import annotations
+
+from memgauge.watcher._working_set import FileWorkingSet, parse_file_referenced
+
+SMAPS = b"""00400000-00452000 r-xp 00000000 08:02 173521      /usr/lib/libfoo.so
+Size:                328 kB
+Rss:                 300 kB
+Anonymous:             0 kB
+Referenced:          120 kB
+7f00-7f10 rw-p 00001000 08:02 173521      /usr/lib/libfoo.so
+Rss:                  40 kB
+Anonymous:            30 kB
+Referenced:           40 kB
+7f20-7f30 rw-p 00000000 00:00 0
+Rss:                5000 kB
+Anonymous:          5000 kB
+Referenced:         5000 kB
+7f40-7f50 rw-s 00000000 00:05 99      /dev/shm/segment
+Rss:                 800 kB
+Anonymous:             0 kB
+Referenced:          800 kB
+7f60-7f70 rw-p 00000000 00:00 0                  [heap]
+Rss:                 100 kB
+Anonymous:           100 kB
+Referenced:          100 kB
+"""
+
+
+def test_only_file_mappings_count_their_referenced_pages_less_copied_ones() -> None:
+    # 120 kB of the library's text, 10 kB of its data not copied (40 referenced, at most 40 - 30):
+    # anonymous, heap and /dev/shm pages are counted elsewhere
+    assert parse_file_referenced(SMAPS) == 130 * 1024
+    assert parse_file_referenced(b"") == 0
+
+
+def test_the_open_window_at_the_end_counts_all_file_pages_before_any_window_closed() -> None:
+    ws = FileWorkingSet(window=0.5)
+    assert not ws.due(0.1) and ws.flush({}, 0.3) is None
+    ws.note(100, 0, 50, 0.1, {7: 50})
+    ws.note(90, 20, 50, 0.2, {7: 50})  # 110: the window's largest
+    assert ws.due(0.6)
+    # no process to read: the window stays open
+    assert ws.close({}, 0.6) is None and ws.windows == 0
+    # at the end, no window closed: every mapped file page counts, and the process's final
+    # high-water mark (a spike between samples) stands whole
+    assert ws.flush({7: 200}, 0.7) == (150, 50, 0, 0.7)
+    ws.note(100, 0, 50, 0.1, {7: 50})
+    assert ws.flush({7: 120}, 0.7) == (100, 50, 0, 0.1)  # 150, the sample's, over 120
