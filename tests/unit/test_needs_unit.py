@@ -84,3 +84,16 @@ def test_every_report_leads_with_the_need_and_reconciles_it() -> None:
     older = needing(90 * MIB, 110 * MIB)
     older.peak.needs_bytes = 0
     assert "container needs" not in TerminalRenderer(width=100, color=False).render(older)
+
+
+def test_the_headroom_on_top_of_the_pages_in_use_is_shown_in_every_report() -> None:
+    p = needing(90 * MIB, 105 * MIB)
+    p.peak.needs_method, p.peak.needs_headroom_bytes = "sampled working set", 5 * MIB
+    assert Profile.from_json(p.to_json()).peak.needs_headroom_bytes == 5 * MIB
+    for out in (
+        TerminalRenderer(width=200, color=False).render(p),
+        MarkdownRenderer().render(p),
+        HtmlRenderer().render(p),
+    ):
+        assert "+ 5.0 MiB (5%) headroom for the kernel" in out, out
+        assert "libraries and mapped files in use 20.0 MiB" in out

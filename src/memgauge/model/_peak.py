@@ -43,6 +43,9 @@ class Peak:
     # profiles written before it
     needs_bytes: int = 0
     needs_method: str = ""
+    # in needs_bytes, on top of the pages in use: room the kernel's reclaim needs under a limit (it
+    # cannot keep exactly the pages in use: docs/measurement.md); 0 where every mapped page counts
+    needs_headroom_bytes: int = 0
     # the tree need's parts at its largest sample: anonymous, file-backed (libraries, mapped
     # files: those in use where needs_method is "sampled working set") and shmem bytes, and when
     # that was (None in-process)

@@ -157,5 +157,10 @@ def needs_lines(profile: Profile) -> tuple[str, str, list[str]] | None:
             f"libraries and mapped files{' in use' if 'working set' in peak.needs_method else ''} "
             f"{format_bytes(peak.needs_file_bytes)} · "
             f"shmem {format_bytes(peak.needs_shmem_bytes)}"
+            + (
+                f" · + {format_bytes(peak.needs_headroom_bytes)} (5%) headroom for the kernel's reclaim"
+                if peak.needs_headroom_bytes
+                else ""
+            )
         )
     return f"container needs {format_bytes(peak.needs_bytes)}", f"({peak.needs_method})", rows
