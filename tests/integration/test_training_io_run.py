@@ -11,7 +11,7 @@ import jsonschema
 
 from memgauge.model import Profile
 from memgauge.render import MarkdownRenderer, TerminalRenderer
-from memgauge.watcher._cpu import parse_io
+from memgauge.capture import parse_io
 from tests.conftest import run_memgauge
 
 WRITE, READ, CHILD = 3 << 20, 2 << 20, 5 << 20

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from memgauge.capture._torch_read import read_torch, torch_memory
     from memgauge.capture._training import step, timed_iter
     from memgauge.capture._training_block import BlockLoop, start_block_loop
+    from memgauge.capture._training_io import parse_io
     from memgauge.capture._training_read import LoopRecord, read_training
     from memgauge.capture._wire import (
         EV_ERROR,
@@ -148,6 +149,7 @@ _NAMES = {
     "orphaned_entries": "_procfs",
     "PAGE_SIZE": "_procfs",
     "parse_high_water": "_procfs",
+    "parse_io": "_training_io",
     "parse_stat": "_procfs",
     "phase": "_phases",
     "PhaseTracker": "_phases",
@@ -225,6 +227,7 @@ __all__ = [
     "metrics_from_events",
     "orphaned_entries",
     "parse_high_water",
+    "parse_io",
     "parse_stat",
     "phase",
     "program_environment",

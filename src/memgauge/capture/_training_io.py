@@ -14,6 +14,24 @@ import os
 IO_FIELDS = (b"rchar", b"wchar", b"read_bytes", b"write_bytes")
 
 
+def parse_io(raw: bytes | None) -> tuple[int, int, int, int] | None:
+    """``rchar``, ``wchar``, ``read_bytes``, ``write_bytes`` of a ``/proc/PID/io`` text; None where
+    the file could not be read (another user's process) or lacks one."""
+    if not raw:
+        return None
+    found: dict[bytes, int] = {}
+    for line in raw.split(b"\n"):
+        key, _, value = line.partition(b":")
+        if key in IO_FIELDS:
+            try:
+                found[key] = int(value)
+            except ValueError:
+                return None
+    if len(found) != len(IO_FIELDS):
+        return None
+    return found[b"rchar"], found[b"wchar"], found[b"read_bytes"], found[b"write_bytes"]
+
+
 def self_io() -> tuple[list[int], int] | None:
     """(``rchar``, ``wchar``, ``read_bytes``, ``write_bytes``) now, and the bytes this read took;
     None where ``/proc/self/io`` cannot be read."""
@@ -25,18 +43,10 @@ def self_io() -> tuple[list[int], int] | None:
             os.close(fd)
     except OSError:
         return None
-    found = dict.fromkeys(IO_FIELDS, -1)
-    for line in raw.split(b"\n"):
-        key, _, value = line.partition(b":")
-        if key in found:
-            try:
-                found[key] = int(value)
-            except ValueError:
-                return None
-    counters = [found[k] for k in IO_FIELDS]
-    if min(counters) < 0:
+    counters = parse_io(raw)
+    if counters is None:
         return None
-    return counters, len(raw)
+    return list(counters), len(raw)
 
 
 def io_between(start: tuple[list[int], int] | None, end: tuple[list[int], int] | None) -> list[int] | None:

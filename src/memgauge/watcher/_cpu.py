@@ -16,6 +16,8 @@ through calls (``rchar``, ``wchar``) per second of each interval, and the last c
 
 from __future__ import annotations
 
+from memgauge.capture import parse_io
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -50,27 +52,6 @@ def read_core_times(path: str = "/proc/stat") -> list[tuple[int, int]]:
         idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
         out.append((total - idle, total))
     return out
-
-
-IO_KEYS = (b"rchar", b"wchar", b"read_bytes", b"write_bytes")
-
-
-def parse_io(raw: bytes | None) -> tuple[int, int, int, int] | None:
-    """``rchar``, ``wchar``, ``read_bytes``, ``write_bytes`` of a ``/proc/PID/io``; None where the
-    file could not be read (another user's process) or lacks one."""
-    if not raw:
-        return None
-    found: dict[bytes, int] = {}
-    for line in raw.split(b"\n"):
-        key, _, value = line.partition(b":")
-        if key in IO_KEYS:
-            try:
-                found[key] = int(value)
-            except ValueError:
-                return None
-    if len(found) != len(IO_KEYS):
-        return None
-    return found[b"rchar"], found[b"wchar"], found[b"read_bytes"], found[b"write_bytes"]
 
 
 def _merge(start: int, values: list[float]) -> tuple[int, list[float]]:
