@@ -49,3 +49,12 @@ def test_the_open_window_at_the_end_counts_all_file_pages_before_any_window_clos
     assert ws.flush({7: 200}, 0.7) == (150, 50, 0, 0.7)
     ws.note(100, 0, 50, 0.1, {7: 50})
     assert ws.flush({7: 120}, 0.7) == (100, 50, 0, 0.1)  # 150, the sample's, over 120
+
+
+def test_the_typical_window_is_the_median_of_those_after_the_first() -> None:
+    from memgauge.watcher._working_set import typical_window
+
+    assert typical_window([50]) == 50  # one window: its own figure, imports and all
+    assert typical_window([50, 8]) == 8  # the first (every page since exec) left out
+    assert typical_window([50, 8, 16, 10]) == 10
+    assert typical_window([50, 8, 16, 10, 12]) == 11  # an even count: the middle two's mean

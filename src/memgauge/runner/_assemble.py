@@ -262,7 +262,8 @@ def _tree_peak(watcher: TreeWatcher, group: MemoryGroup | None, processes: list[
 # the headroom on top of the pages in use (docs/measurement.md "What a container needs"): under a
 # limit at exactly the working set the kernel refaults library pages it just dropped and the program
 # stalls (seen: bench/programs/sk_linear.py stalled under 368 MiB with 363 MiB in use, 358 MiB of it
-# anonymous); 5% covers that on every program measured and keeps within 25% of the full-speed limit
+# anonymous); 5% covers that on every program measured and keeps within 25% of the full-speed limit.
+# Added whether a window closed or not, so a program ending near a window's end gets one figure.
 NEEDS_HEADROOM = 0.05
 
 
@@ -279,7 +280,7 @@ def _needs(peak: Peak, watcher: TreeWatcher, group: MemoryGroup | None, peaks: d
     ws = watcher.working_set
     if tree.total:
         used = ws is not None and ws.windows > 0
-        peak.needs_headroom_bytes = round(tree.total * NEEDS_HEADROOM) if used else 0
+        peak.needs_headroom_bytes = round(tree.total * NEEDS_HEADROOM)
         peak.needs_bytes = tree.total + peak.needs_headroom_bytes
         peak.needs_method = "sampled working set" if used else "sampled tree need"
     else:

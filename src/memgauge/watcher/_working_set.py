@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import statistics
 
 # how long a window lasts: the referenced file pages of a window are what the process used in it
 WINDOW_SECONDS = 0.5
@@ -80,6 +81,15 @@ def read_file_referenced(pid: int) -> int | None:
     return parse_file_referenced(raw) if raw else None
 
 
+def typical_window(referenced: list[int]) -> int:
+    """The file bytes a window of the run typically references: the median of the closed
+    windows' (in order). One window's figure moves with what its half second happened to run (seen:
+    7.9-16.0 MiB for bench/programs/sk_mlp.py's window at its anonymous peak, between runs), the
+    median far less. The first window has no cleared bits: it counts every page touched since exec
+    (imports included), so it is left out once another window has closed."""
+    return int(statistics.median(referenced[1:] or referenced))
+
+
 class FileWorkingSet:
     """The windows of a process tree's file working set, and the tree need over them: the largest,
     over windows, of the window's largest anonymous and shmem figure plus the file pages referenced
@@ -93,6 +103,8 @@ class FileWorkingSet:
         # the last closed window's referenced file bytes (None before the first)
         self.last_file: int | None = None
         self.windows = 0
+        # each closed window's referenced file bytes (the most one process referenced)
+        self._referenced: list[int] = []
         # each process's VmHWM at the last window's end, and its latest file RSS
         self._hwm: dict[int, int] = {}
         self._files: dict[int, int] = {}
@@ -122,8 +134,8 @@ class FileWorkingSet:
             # gone, or bits that cannot be cleared (another user's process): every mapped file
             # page counts, at the end (``flush``)
             return None
-        file = max(read.values())
-        # the first window has no cleared bits: what it counts is every page touched since exec
+        self._referenced.append(max(read.values()))
+        file = typical_window(self._referenced)
         self.last_file, self.windows = file, self.windows + 1
         best: tuple[int, int, int, float] | None = None
         pending, self._pending = self._pending, None
