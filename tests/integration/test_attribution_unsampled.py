@@ -7,6 +7,7 @@ starting lines noted by capture/_spawns.py)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,10 +24,17 @@ def test_a_terminated_pool_workers_array_is_in_the_top_rows_every_run(tmp_path: 
         r = run_memgauge([str(POOL)], tmp_path)
         assert r.returncode == 0 and r.profile is not None, r.stderr
         top = r.profile["peak"]["attribution"][:3]
+        # its own line; the Pool's; or, when the worker kept the GIL through the whole build and gave
+        # it back only after `build` returned (a race of the interpreter's switch), the library line
+        # that called it: the growth is charged to the caller (docs/measurement.md, the line sampler)
         rows = [
             a
             for a in top
-            if a["file"] == str(POOL) and a["line"] in (worker, worker + 1, pool) and a["bytes"] >= 550 * MIB
+            if a["bytes"] >= 550 * MIB
+            and (
+                (a["file"] == str(POOL) and a["line"] in (worker, worker + 1, pool))
+                or a["file"].endswith(os.path.join("multiprocessing", "pool.py"))
+            )
         ]
         # the worker's pid, not the parent's: the parent holds 100 MiB of its own
         parent = r.profile["processes"][0]["pid"]

@@ -3,6 +3,7 @@ own figures for the same programs run alone."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -121,6 +122,21 @@ def test_any_command_whole_tree(tmp_path: Path) -> None:
     assert len(pythons) == 2, [q["cmdline"] for q in p["processes"]]
     assert all(q["peak_resident_bytes"] >= 120 * MIB for q in pythons)
     assert p["peak"]["resident_bytes"] >= 120 * MIB
+
+
+def test_the_watcher_samples_without_a_gap_from_the_start(tmp_path: Path) -> None:
+    # a program of a fifth of a second: the watcher's samples are its only view of children that
+    # live less than that, so none of its own work (imports, first reads) may stall them. Compiled
+    # from source (as where PYTHONDONTWRITEBYTECODE is set) memgauge's own imports took 130 ms.
+    r = run_memgauge(
+        ["--interval", "0.01", "--", sys.executable, "-c", "import time; time.sleep(0.2)"],
+        tmp_path,
+        env={"PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    assert r.returncode == 0, r.stderr
+    t = r.profile["timeline"]["t_seconds"]  # type: ignore[index]
+    gaps = [b - a for a, b in itertools.pairwise(t)]
+    assert len(t) >= 10 and max(gaps) < 0.05, [round(g, 3) for g in gaps]
 
 
 def test_sigkill_keeps_everything_measured(tmp_path: Path) -> None:

@@ -273,9 +273,6 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         try:
             watcher.sample()  # at once: a program may not live long
             nvml = start_nvml_sampler(child.pid)  # NVML's thread polls the GPUs while the program runs
-            # while the program starts up: what assembling the profile needs (dataclasses, json)
-            from memgauge.runner._assemble import assemble_profile
-
             while not state.main_done:
                 watcher.sample()
                 if limits is not None and state.stopped_by is None:
@@ -316,6 +313,10 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         while signal.sigtimedwait(_WAITED, 0) is not None:
             _reap(state, clock() - t0)
         global_ooms = _global_oom_kills() - oom_before
+        # only now: importing it (uncompiled where PYTHONDONTWRITEBYTECODE is set: ~130 ms) while
+        # the program ran left a gap in the samples that a short-lived child fell into
+        from memgauge.runner._assemble import assemble_profile
+
         with isolation.reading_as_program():
             profile = assemble_profile(
                 target, state, watcher, group, group_reason, events_dir, wall, global_ooms, options, gpu_seen
