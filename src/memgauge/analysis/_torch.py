@@ -137,7 +137,13 @@ def torch_step_leak(torch: TorchMemory, *, min_bytes_per_step: int = 1) -> StepL
     rises = sum(1 for a, b in itertools.pairwise(ends) if b > a)
     if rises < _RISING_SHARE * (len(ends) - 1) or ends[-1] <= ends[0]:
         return None
-    per_step = (ends[-1] - ends[0]) / (len(ends) - 1)
+    # the listed steps may be a sample of all (``steps_untracked``), and what an untracked step kept
+    # was never counted: the rate is the growth from one step to the next where both are listed
+    pairs = [(a, b) for a, b in itertools.pairwise(steps) if b.index == a.index + 1]
+    if pairs:
+        per_step = sum(b.end_bytes - a.end_bytes for a, b in pairs) / len(pairs)
+    else:
+        per_step = (ends[-1] - ends[0]) / max(1, steps[-1].index - steps[0].index)
     if per_step < min_bytes_per_step:
         return None
     first, last = steps[0], steps[-1]
@@ -159,7 +165,7 @@ def torch_summary(profile: Profile, *, top_modules: int = 10) -> TorchSummary | 
         torch.peak_bytes,
         torch_roles(torch),
         torch_modules(torch, top=top_modules),
-        len(torch.steps) + torch.steps_dropped,
+        torch.steps_total,
         _median([s.seconds for s in torch.steps]),
         torch_step_leak(torch),
     )

@@ -12,6 +12,9 @@
   before it steps. **Optimizer state**: ``optimizer.state`` after each step.
 - **Steps**: torch's global optimizer step hooks; ``torch.autograd.backward`` is wrapped to tell
   backward from forward. ``memgauge.step()`` ends a step where no optimizer does.
+- **Sampled steps** (summary mode, ``_torch_sampling``): between the steps followed tensor by
+  tensor the module hooks are off (torch's fast call path) and the gradient and optimizer hooks
+  only mark the step; each step's end reads the process's memory level to decide the next.
 - **full** mode adds a dispatch mode (on the thread that imported torch) that counts every
   operator's outputs: temporaries while a step runs, ``other`` outside.
 """
@@ -31,6 +34,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from memgauge.capture._gpu_cap import install_cap
 from memgauge.capture._gpu_snapshot import install_snapshot
+from memgauge.capture._torch_sampling import StepSampling
 from memgauge.capture._torch_track import (
     ACTIVATIONS,
     GRADIENTS,
@@ -45,6 +49,7 @@ from memgauge.capture._wire import TORCH, record_writer
 if TYPE_CHECKING:
     pass
 
+_PAGE = os.sysconf("SC_PAGE_SIZE")
 _OOM_TEXTS = ("DefaultCPUAllocator: can't allocate memory", "CUDA out of memory", "out of memory")
 
 
@@ -74,6 +79,9 @@ class Hooks:
         self.handles: list[Any] = []
         self.mode: TorchDispatchMode | None = None
         self._backward: Any = None
+        self.module_handles: list[Any] = []
+        self.sampling = StepSampling.from_env() if tracker.mode == "summary" else StepSampling(every=1)
+        self._statm = -1
 
     # -- storages --------------------------------------------------------------------------------
 
@@ -117,7 +125,7 @@ class Hooks:
             p.register_post_accumulate_grad_hook(self.grad_ready)  # type: ignore[no-untyped-call]
 
     def grad_ready(self, p: torch.Tensor) -> None:
-        if p.grad is not None:
+        if self.tracker.tracking and p.grad is not None:
             self.gradient(p, p.grad)
 
     def gradient(self, p: torch.Tensor, grad: torch.Tensor) -> None:
@@ -185,6 +193,8 @@ class Hooks:
 
     def step_pre(self, optimizer: torch.optim.Optimizer, args: object, kwargs: object) -> None:
         self.tracker.enter("optimizer")
+        if not self.tracker.tracking:
+            return
         entries = self.tracker.entries
         for group in optimizer.param_groups:
             for p in group["params"]:
@@ -195,7 +205,7 @@ class Hooks:
 
     def step_post(self, optimizer: torch.optim.Optimizer, args: object, kwargs: object) -> None:
         entries = self.tracker.entries
-        for p, state in optimizer.state.items():
+        for p, state in optimizer.state.items() if self.tracker.tracking else ():
             if not isinstance(p, torch.Tensor) or not isinstance(state, dict):
                 continue
             owner = entries.get(id(p.untyped_storage()))
@@ -229,12 +239,45 @@ class Hooks:
         self._backward = original
         torch.autograd.backward = backward
 
+    def resample(self) -> None:
+        """At a step's end: follow the next step tensor by tensor, or only mark it."""
+        tracker = self.tracker
+        if self.sampling.every <= 1:
+            return
+        tracking = self.sampling.next_tracked(tracker.ended - 1, self.memory())
+        if tracking == tracker.tracking or (not tracking and (tracker.modules or self.pushed)):
+            return  # unchanged, or a step ended inside a forward (memgauge.step()): left as it is
+        tracker.tracking = tracking
+        if tracking:
+            self._hook_modules()
+        else:
+            for handle in self.module_handles:
+                handle.remove()
+            self.module_handles.clear()
+
+    def memory(self) -> int:
+        """The process's resident bytes and its CUDA tensors' (-1 when unknown)."""
+        try:
+            if self._statm < 0:
+                self._statm = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+            level = int(os.pread(self._statm, 128, 0).split()[1]) * _PAGE
+        except (OSError, ValueError, IndexError):
+            return -1
+        for device in self.tracker.devices:
+            if device.startswith("cuda"):
+                level += torch.cuda.memory_allocated(device)
+        return level
+
     # -- in and out ------------------------------------------------------------------------------
 
-    def install(self) -> None:
+    def _hook_modules(self) -> None:
         modules = torch.nn.modules.module
-        self.handles.append(modules.register_module_forward_pre_hook(self.forward_pre))
-        self.handles.append(modules.register_module_forward_hook(self.forward_post, always_call=True))
+        self.module_handles.append(modules.register_module_forward_pre_hook(self.forward_pre))
+        self.module_handles.append(modules.register_module_forward_hook(self.forward_post, always_call=True))
+
+    def install(self) -> None:
+        self._hook_modules()
+        self.tracker.after_step = self.resample
         self.handles.append(register_optimizer_step_pre_hook(self.step_pre))
         self.handles.append(register_optimizer_step_post_hook(self.step_post))
         self.wrap_backward()
@@ -243,9 +286,11 @@ class Hooks:
             self.mode.__enter__()  # type: ignore[no-untyped-call]
 
     def uninstall(self) -> None:
-        for handle in self.handles:
+        for handle in self.handles + self.module_handles:
             handle.remove()
         self.handles.clear()
+        self.module_handles.clear()
+        self.tracker.after_step = None
         if self._backward is not None:
             torch.autograd.backward = self._backward
             self._backward = None

@@ -92,6 +92,7 @@ def torch_memory(record: dict[str, Any], t0: float, processes: int = 1) -> Torch
         modules=[TorchModule(str(r[0]), str(r[1]), int(r[2])) for r in record["modules"] if len(r) == 3],
         steps=steps,
         steps_dropped=int(record.get("steps_dropped", 0)),
+        steps_untracked=int(record.get("steps_untracked", 0)),
         devices=[str(d) for d in record.get("devices", [])],
         oom=_oom(oom, t0) if oom is not None else None,
         oom_count=int(record.get("oom_count", 0)),

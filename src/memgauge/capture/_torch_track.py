@@ -20,7 +20,7 @@ import time
 import weakref
 
 from memgauge.capture._gpu import GpuLog
-from memgauge.capture._torch_oom import oom_device, requested_bytes
+from memgauge.capture._torch_oom import oom_fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,15 +44,9 @@ class Entry:
     __slots__ = ("device", "dtype", "line", "module", "name", "nbytes", "ref", "role", "serial", "shape")
 
     def __init__(self, nbytes: int, role: int, serial: int) -> None:
-        self.nbytes = nbytes
-        self.role = role
-        self.serial = serial
-        self.module = ""
-        self.line = ""
-        self.name = ""
+        self.nbytes, self.role, self.serial = nbytes, role, serial
+        self.module, self.line, self.name, self.dtype, self.device = "", "", "", "", ""
         self.shape: tuple[int, ...] = ()
-        self.dtype = ""
-        self.device = ""
         self.ref: weakref.ref[Any] | None = None
 
     def row(self) -> dict[str, Any]:
@@ -88,10 +82,8 @@ class Tracker:
         self.internal = internal
         self.entries: dict[int, Entry] = {}
         self.serial = 0
-        self.roles = [0] * len(ROLES)
-        self.max_roles = [0] * len(ROLES)
-        self.total = 0
-        self.peak = 0
+        self.roles, self.max_roles = [0] * len(ROLES), [0] * len(ROLES)
+        self.total, self.peak = 0, 0
         self.peak_t: float | None = None
         self.peak_roles = [0] * len(ROLES)
         self.peak_modules: dict[tuple[int, str], int] = {}
@@ -106,6 +98,12 @@ class Tracker:
         # steps
         self.steps: list[dict[str, Any]] = []
         self.steps_dropped = 0
+        # summary mode follows some steps tensor by tensor (``_torch_sampling``): the hooks set
+        # ``tracking`` for the next step in ``after_step``; the others are only counted
+        self.tracking = True
+        self.steps_untracked = 0
+        self.ended = 0  # steps ended so far (a merged second optimizer's not counted)
+        self.after_step: Callable[[], None] | None = None
         self.phase = ""
         self._phase_t0 = 0.0
         self._phase_seconds = {"forward": 0.0, "backward": 0.0, "optimizer": 0.0}
@@ -114,6 +112,7 @@ class Tracker:
         self._step_peak = 0
         self._step_peak_roles = [0] * len(ROLES)
         self._active = False
+        self._recorded = False  # whether the last step ended is the last one in ``steps``
         self._last_write = 0.0
         self.oom: dict[str, Any] | None = None
         self.oom_count = 0
@@ -284,8 +283,9 @@ class Tracker:
         self.leave()
         start = now if self._step_start is None else self._step_start
         seconds = self._phase_seconds
-        merged = not self._active and kind == "optimizer" and bool(self.steps)
-        if merged:
+        merged = not self._active and kind == "optimizer" and self.ended > 0
+        appended = False
+        if merged and self._recorded:
             # a second optimizer stepping right after the first (GANs, several param groups): one step
             last = self.steps[-1]
             last["seconds"] = round(now - last["start"], 6)
@@ -293,10 +293,15 @@ class Tracker:
             last["peak_bytes"] = max(last["peak_bytes"], self._step_peak)
             last["end_bytes"] = self.total
             last["end_by_role"] = self.by_role(self.roles)
+        elif merged:
+            pass  # the first optimizer's step went unrecorded: so does this
+        elif not self.tracking:
+            self.steps_untracked += 1
         elif len(self.steps) < MAX_STEPS:
             retained = sorted(self.line_bytes.items(), key=lambda kv: kv[1], reverse=True)[:STEP_LINES]
             self.steps.append(
                 {
+                    "index": self.ended,
                     "start": start,
                     "seconds": round(now - start, 6),
                     "peak_bytes": self._step_peak,
@@ -310,9 +315,13 @@ class Tracker:
                     "retained": dict(retained),
                 }
             )
+            appended = True
         else:
             self.steps_dropped += 1
-        self.gpu.window_end("step", str(len(self.steps) + self.steps_dropped - 1))
+        if not merged:
+            self.ended += 1
+            self._recorded = appended
+        self.gpu.window_end("step", str(self.ended - 1))
         if self.on_step is not None and not merged:
             self.on_step(kind, self._step_start)  # the throughput loop (``_training``)
         self._step_start = now
@@ -321,6 +330,8 @@ class Tracker:
         self._step_peak_serial = self.serial
         self._phase_seconds = {"forward": 0.0, "backward": 0.0, "optimizer": 0.0}
         self._active = False
+        if self.after_step is not None and not merged:
+            self.after_step()
         if now - self._last_write >= WRITE_EVERY_SECONDS:
             self.flush()
 
@@ -335,15 +346,12 @@ class Tracker:
         if id(exception) in self._oom_seen:
             return
         self._oom_seen.add(id(exception))
-        message = str(exception)
         self.oom_count += 1
         self.oom = {
             "t": self.clock(),
-            "message": message[:2000],
-            "requested_bytes": requested_bytes(message),
-            "device": oom_device(message),
+            **oom_fields(str(exception)),
             "where": where,
-            "step": len(self.steps) + self.steps_dropped,
+            "step": self.ended,
             "phase": self.phase,
             "by_role": self.by_role(self.roles),
             "total_bytes": self.total,
@@ -360,11 +368,8 @@ class Tracker:
     def record(self) -> dict[str, Any]:
         if self._peak_pending:
             self._settle_peak()
-        modules = sorted(
-            ((ROLES[role], name, n) for (role, name), n in self.peak_modules.items() if n > 0 and name),
-            key=lambda row: row[2],
-            reverse=True,
-        )
+        rows = ((ROLES[role], name, n) for (role, name), n in self.peak_modules.items() if n > 0 and name)
+        modules = sorted(rows, key=lambda row: row[2], reverse=True)
         out: dict[str, Any] = {
             "pid": self.pid,
             "mode": self.mode,
@@ -377,6 +382,7 @@ class Tracker:
             "modules": [list(row) for row in modules[:TOP_MODULES]],
             "steps": self.steps,
             "steps_dropped": self.steps_dropped,
+            "steps_untracked": self.steps_untracked,
             "devices": sorted(d for d in self.devices if d),
             "notes": self.notes,
             "oom_count": self.oom_count,

@@ -142,6 +142,8 @@ TORCH_FIELDS = {
 TORCH_OPTIONAL = {
     "peak_t": "number?",
     "steps_dropped": "int",
+    # the steps not followed tensor by tensor (``_torch_sampling``): counted, not listed
+    "steps_untracked": "int",
     "devices": "list",
     "notes": "list",
     "oom_count": "int",
@@ -151,6 +153,7 @@ TORCH_OPTIONAL = {
 }
 TORCH_STEP_FIELDS = {"start": "number", "seconds": "number", "peak_bytes": "int", "end_bytes": "int"}
 TORCH_STEP_OPTIONAL = {
+    "index": "int",  # the step's number among all steps, untracked ones included
     "forward_seconds": "number",
     "backward_seconds": "number",
     "optimizer_seconds": "number",

@@ -118,7 +118,8 @@ class TorchMemory:
     processes of the run imported torch. ``peak_by_role``: the composition at the moment of the
     largest tensor total (``peak_bytes``); ``max_by_role``: each role's own maximum over the run;
     ``end_by_role``: what was left at the end. ``mode`` is ``summary`` or ``full``
-    (docs/torch.md says what each sees)."""
+    (docs/torch.md says what each sees). ``steps`` lists the steps followed tensor by tensor, each
+with its ``index`` among all ``steps_total`` steps."""
 
     mode: str
     pid: int
@@ -130,11 +131,17 @@ class TorchMemory:
     modules: list[TorchModule] = field(default_factory=list)
     steps: list[TorchStep] = field(default_factory=list)
     steps_dropped: int = 0
+    # steps between those followed tensor by tensor (summary mode): counted, not in ``steps``
+    steps_untracked: int = 0
     devices: list[str] = field(default_factory=list)
     oom: TorchOom | None = None
     oom_count: int = 0
     processes: int = 1
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def steps_total(self) -> int:
+        return len(self.steps) + self.steps_dropped + self.steps_untracked
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TorchMemory:

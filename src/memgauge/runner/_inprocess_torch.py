@@ -37,7 +37,8 @@ class BlockTorch:
     def __init__(self) -> None:
         self._tracker: Any = None  # capture's Tracker, whose module is capture's own
         self._started = False  # this block started the tracker, and stops it
-        self._listed = self._dropped = 0  # the tracker's steps before the block, kept and dropped
+        # the tracker's steps before the block: listed, dropped, not followed, all
+        self._listed = self._dropped = self._untracked = self._ended = 0
 
     def start(self) -> None:
         tracker = active_torch_tracker()
@@ -48,6 +49,7 @@ class BlockTorch:
         self._tracker = tracker
         if tracker is not None:
             self._listed, self._dropped = len(tracker.steps), tracker.steps_dropped
+            self._untracked, self._ended = tracker.steps_untracked, tracker.ended
 
     def memory(self, t0: float) -> TorchMemory | None:
         """The tracker's figures, times from ``t0`` (the block's start); None without a tracker.
@@ -57,8 +59,12 @@ class BlockTorch:
             return None
         try:
             record = tracker.record()
-            record["steps"] = record["steps"][self._listed :]
+            # numbered from the block's first step
+            record["steps"] = [
+                {**s, "index": int(s.get("index", 0)) - self._ended} for s in record["steps"][self._listed :]
+            ]
             record["steps_dropped"] = tracker.steps_dropped - self._dropped
+            record["steps_untracked"] = tracker.steps_untracked - self._untracked
             memory = torch_memory(record, t0)
         finally:
             if self._started:

@@ -8,7 +8,9 @@ runs within 0.9 GiB); the verification holds the answer to the budget itself.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import statistics
 import threading
 from collections.abc import Callable
@@ -128,9 +130,11 @@ def fit(plan: FitPlan, progress: Callable[[FitTrial], None] | None = None) -> Fi
 
 def _run_job(job: Job) -> JobResult:
     """``execute_job`` in a thread, so that Ctrl-C here stops the run (its own session: the
-    terminal's interrupt does not reach it) before going on up. Waited for through an event, not
-    ``Thread.join``: a join interrupted by Ctrl-C marks the thread finished while it still runs
-    (Python 3.11), and the second join would return at once."""
+    terminal's interrupt does not reach it) before going on up. Ctrl-C only sets ``cancel`` while
+    the job runs: a KeyboardInterrupt raised inside ``Event.wait`` can leave the event's lock held
+    (the interrupt lands between the lock's acquire and the ``with`` that releases it), and then
+    neither the job thread's ``done.set()`` nor a second wait ever returns (seen once on CI: fit
+    hung after Ctrl-C). Raised once the job has stopped."""
     cancel = threading.Event()
     done = threading.Event()
     out: list[JobResult] = []
@@ -141,14 +145,20 @@ def _run_job(job: Job) -> JobResult:
         finally:
             done.set()
 
-    threading.Thread(target=work, daemon=True).start()
+    previous = signal.getsignal(signal.SIGINT)
+    installed = False
+    with contextlib.suppress(ValueError):  # not the main thread: Ctrl-C is not ours to take
+        signal.signal(signal.SIGINT, lambda _signum, _frame: cancel.set())
+        installed = True
     try:
+        threading.Thread(target=work, daemon=True).start()
         while not done.wait(0.2):
             pass
-    except KeyboardInterrupt:
-        cancel.set()
-        done.wait()
-        raise
+    finally:
+        if installed and previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if cancel.is_set():
+        raise KeyboardInterrupt
     return out[0]
 
 

@@ -1,0 +1,134 @@
+"""The torch tracker follows some steps tensor by tensor (``_torch_sampling``): the policy on its own,
+then a real tracker on real CPU training loops, steady and leaking."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+import torch
+
+from memgauge.analysis import torch_step_leak
+from memgauge.capture._torch import set_torch_tracker
+from memgauge.capture._torch_hooks import connect
+from memgauge.capture._torch_read import torch_memory
+from memgauge.capture._torch_sampling import ENV_TORCH_STEPS, EVERY, FIRST, HOLD, StepSampling
+from memgauge.capture._torch_track import Tracker
+
+MIB = 1 << 20
+
+
+def _tracked(policy: StepSampling, levels: list[int]) -> list[int]:
+    """The steps followed when step i ends at memory ``levels[i]`` (step 0 always is)."""
+    out = [0]
+    for ended, level in enumerate(levels[:-1]):
+        if policy.next_tracked(ended, level):
+            out.append(ended + 1)
+    return out
+
+
+def test_the_first_steps_then_one_in_every() -> None:
+    steps = _tracked(StepSampling(), [100 * MIB] * 70)
+    assert steps == [*range(FIRST), 20, 40, 60]
+    assert EVERY == 20 and FIRST == 10
+
+
+def test_a_new_high_is_followed_for_the_next_steps_and_a_return_to_it_is_not() -> None:
+    levels = [100 * MIB] * 30 + [110 * MIB] * 40  # steps 30 on: 10 MiB above (> 1 MiB and > 2%)
+    steps = _tracked(StepSampling(), levels)
+    assert [s for s in steps if s >= FIRST] == [20, *range(31, 31 + HOLD), 60]
+    swings = [100 * MIB, 110 * MIB] * 35  # up and down every step: only the first high is news
+    steps = _tracked(StepSampling(), swings)
+    assert [s for s in steps if s >= FIRST] == [*range(FIRST, 2 + HOLD), 40, 60]
+
+
+def test_a_rise_below_the_threshold_waits_until_it_adds_up() -> None:
+    # 0.5 MiB a step on 40 MiB: the threshold is 1 MiB (2% is 0.8 MiB), crossed every 3rd step
+    levels = [40 * MIB + i * MIB // 2 for i in range(70)]
+    steps = _tracked(StepSampling(), levels)
+    assert steps == list(range(70))  # each crossing extends the hold: a leak is followed throughout
+
+
+@pytest.mark.parametrize(("value", "every"), [("all", 1), ("ALL", 1), ("5", 5), ("0", EVERY), ("x", EVERY), ("", EVERY)])
+def test_the_environment_sets_how_many_steps(monkeypatch: pytest.MonkeyPatch, value: str, every: int) -> None:
+    monkeypatch.setenv(ENV_TORCH_STEPS, value)
+    assert StepSampling.from_env().every == every
+
+
+@pytest.fixture
+def tracker() -> Iterator[Tracker]:
+    t = connect("summary", "")
+    set_torch_tracker(t)
+    try:
+        yield t
+    finally:
+        t.hooks.uninstall()
+        set_torch_tracker(None)
+
+
+def _model(d: int) -> torch.nn.Sequential:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(d, d), torch.nn.ReLU(), torch.nn.Linear(d, d))
+
+
+def test_a_steady_loop_lists_a_sample_and_counts_every_step(tracker: Tracker) -> None:
+    model = _model(64)
+    opt = torch.optim.Adam(model.parameters())
+    x = torch.randn(16, 64)
+    hooked_between = []
+    for step in range(45):
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+        if step == 12:  # step 13 is not followed: the module hooks are off (torch's fast path)
+            hooked_between.append(len(tracker.hooks.module_handles))
+    memory = torch_memory(tracker.record(), time.monotonic())
+    indices = [s.index for s in memory.steps]
+    assert set(range(FIRST)) | {20, 40} <= set(indices)
+    assert memory.steps_total == 45 and memory.steps_untracked == 45 - len(indices)
+    assert memory.steps_untracked >= 30  # a steady loop: no rise brings the followed steps back
+    assert hooked_between == [0]
+    # a followed step after untracked ones still sees every role
+    later = next(s for s in memory.steps if s.index == 20)
+    assert later.peak_by_role["parameters"] == later.peak_by_role["gradients"] > 0
+    assert later.peak_by_role["activations"] > 0 and later.peak_by_role["optimizer_state"] > 0
+
+
+def _leaking_loop(steps: int) -> tuple[float, list[torch.Tensor]]:
+    model = _model(512)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+    x = torch.randn(256, 512)
+    kept = []
+    t0 = time.monotonic()
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward(retain_graph=True)
+        kept.append(loss)  # the graph and what it saved (about 1.5 MiB a step) outlive the step
+        opt.step()
+    return t0, kept
+
+
+def test_a_leak_is_followed_and_its_rate_is_that_of_every_step_followed(
+    tracker: Tracker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t0, kept = _leaking_loop(60)
+    sampled = torch_memory(tracker.record(), t0)
+    leak = torch_step_leak(sampled)
+    tracker.hooks.uninstall()
+    set_torch_tracker(None)
+    del kept
+    monkeypatch.setenv(ENV_TORCH_STEPS, "all")
+    every = connect("summary", "")
+    set_torch_tracker(every)
+    try:
+        t0, kept = _leaking_loop(60)
+        truth = torch_step_leak(torch_memory(every.record(), t0))
+    finally:
+        every.hooks.uninstall()
+    assert truth is not None and leak is not None
+    assert truth.bytes_per_step >= 256 * 512 * 4  # at least one saved (256, 512) input a step
+    assert leak.bytes_per_step == pytest.approx(truth.bytes_per_step, rel=0.05)
+    assert leak.line == truth.line
+    assert sampled.steps_untracked < 10  # the rising level kept it followed
