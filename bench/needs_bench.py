@@ -2,14 +2,14 @@
 four programs: ``bench/programs/sk_mlp.py``, ``sk_linear.py`` (need scikit-learn, which CI does not
 have) and ``tests/programs/fit_numpy.py``, ``fit_anon.py``.
 
-    python bench/needs_bench.py [--reps 2] [--only sk_mlp.py ...] [--json PATH]
+    python bench/needs_bench.py [--reps 2] [--only sk_mlp.py ...] [--json PATH] [--no-fit]
 
 For each program: ``memgauge run --no-lines`` cold (every file under the Python installation and
 the program's directory evicted from page cache first, as ``fit-limit`` does) and warm (after a
 warm-up run), ``--reps`` times each: the need and the group's peak; ``/usr/bin/time``'s max RSS of
 a warm run; and ``memgauge fit-limit``'s bisection over real runs (2 MiB precision), caches cold: the
 largest limit the program dies under, the smallest it survives and the smallest it runs at full
-speed under (wall within 10% of the unlimited run's), with ``fit-limit``'s own code: a run under a
+speed under (wall within 10% of the unlimited run's; ``--no-fit``: the cold and warm runs only), with ``fit-limit``'s own code: a run under a
 limit is stopped after ``--stall`` times the unlimited run's wall time (at least 20 s) and counts
 as stalled. Under a limit a little too small, the kernel can keep a program alive for minutes by
 reclaiming and re-reading its library pages over and over. Prints a markdown table and the
@@ -84,11 +84,20 @@ def fit(program: Path, stall: float) -> FitResult:
     )
 
 
-def bench(program: Path, reps: int, stall: float) -> dict[str, Any]:
+def bench(program: Path, reps: int, stall: float | None) -> dict[str, Any]:
     measured(program, cold=False)  # warm-up
     warm = [measured(program, cold=False) for _ in range(reps)]
     cold = [measured(program, cold=True) for _ in range(reps)]
-    found = fit(program, stall)
+    found = fit(program, stall) if stall is not None else None
+    limits = {
+        "dies_under": found.largest_failing_bytes if found else None,
+        "smallest_surviving": found.smallest_surviving_bytes if found else None,
+        "full_speed": found.full_speed_bytes if found else None,
+        "fit_runs": len(found.trials) if found else 0,
+        "stalled": [t.limit_bytes for t in found.trials if t.stalled] if found else [],
+        "unlimited_cold_wall": found.baseline.wall_seconds if found else None,
+        "unlimited_cold_needs": found.baseline.needs_bytes if found else None,
+    }
     return {
         "program": str(program.relative_to(ROOT)),
         "needs_cold": [p["needs_bytes"] for p in cold],
@@ -98,13 +107,7 @@ def bench(program: Path, reps: int, stall: float) -> dict[str, Any]:
         "page_cache_cold": [p["page_cache_bytes"] for p in cold],
         "parts_cold": [[p["needs_anon_bytes"], p["needs_file_bytes"], p["needs_shmem_bytes"]] for p in cold],
         "time_max_rss": time_max_rss(program),
-        "dies_under": found.largest_failing_bytes,
-        "smallest_surviving": found.smallest_surviving_bytes,
-        "full_speed": found.full_speed_bytes,
-        "fit_runs": len(found.trials),
-        "stalled": [t.limit_bytes for t in found.trials if t.stalled],
-        "unlimited_cold_wall": found.baseline.wall_seconds,
-        "unlimited_cold_needs": found.baseline.needs_bytes,
+        **limits,
     }
 
 
@@ -141,13 +144,14 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="program file names")
     parser.add_argument("--json", type=Path, help="also write the raw figures here")
     parser.add_argument("--stall", type=float, default=5.0, help="a limited run's cap, x the unlimited wall")
+    parser.add_argument("--no-fit", action="store_true", help="cold and warm runs only, no fit-limit")
     args = parser.parse_args()
     rows = []
     for program in PROGRAMS:
         if args.only and program.name not in args.only:
             continue
         print(f"measuring {program.name} ...", file=sys.stderr, flush=True)
-        rows.append(bench(program, args.reps, args.stall))
+        rows.append(bench(program, args.reps, None if args.no_fit else args.stall))
     print(
         "| program | container needs, cold / warm | group peak, cold / warm | `/usr/bin/time` max RSS "
         "| dies under | smallest surviving limit | full speed from |"
