@@ -9,12 +9,12 @@ the program's directory evicted from page cache first, as ``fit-limit`` does) an
 warm-up run), ``--reps`` times each: the need and the group's peak; ``/usr/bin/time``'s max RSS of
 a warm run; and ``memgauge fit-limit``'s bisection over real runs (2 MiB precision), caches cold: the
 largest limit the program dies under, the smallest it survives and the smallest it runs at full
-speed under (wall within 10% of the unlimited run's; ``--no-fit``: the cold and warm runs only), with ``fit-limit``'s own code: a run under a
-limit is stopped after ``--stall`` times the unlimited run's wall time (at least 20 s) and counts
-as stalled. Under a limit a little too small, the kernel can keep a program alive for minutes by
-reclaiming and re-reading its library pages over and over. Prints a markdown table and the
-three checks: the need the same cold or warm within 5%, never below the smallest surviving limit,
-at most 1.25x the full-speed limit.
+speed under (wall within 10% of the unlimited run's; ``--no-fit``: the cold and warm runs only),
+with ``fit-limit``'s own code: a run under a limit is stopped after ``--stall`` times the
+unlimited run's wall time (at least 20 s) and counts as stalled. Under a limit a little too
+small, the kernel can keep a program alive for minutes by reclaiming and re-reading its library
+pages over and over. Prints a markdown table and the three checks: the need the same cold or warm
+within 5%, never below the smallest surviving limit, at most 1.25x the full-speed limit.
 """
 
 from __future__ import annotations

@@ -50,7 +50,9 @@ def test_a_rise_below_the_threshold_waits_until_it_adds_up() -> None:
     assert steps == list(range(70))  # each crossing extends the hold: a leak is followed throughout
 
 
-@pytest.mark.parametrize(("value", "every"), [("all", 1), ("ALL", 1), ("5", 5), ("0", EVERY), ("x", EVERY), ("", EVERY)])
+@pytest.mark.parametrize(
+    ("value", "every"), [("all", 1), ("ALL", 1), ("5", 5), ("0", EVERY), ("x", EVERY), ("", EVERY)]
+)
 def test_the_environment_sets_how_many_steps(monkeypatch: pytest.MonkeyPatch, value: str, every: int) -> None:
     monkeypatch.setenv(ENV_TORCH_STEPS, value)
     assert StepSampling.from_env().every == every
@@ -123,7 +125,7 @@ def test_a_leak_is_followed_and_its_rate_is_that_of_every_step_followed(
     every = connect("summary", "")
     set_torch_tracker(every)
     try:
-        t0, kept = _leaking_loop(60)
+        t0, _kept = _leaking_loop(60)  # kept alive until the record is read
         truth = torch_step_leak(torch_memory(every.record(), t0))
     finally:
         every.hooks.uninstall()

@@ -49,4 +49,8 @@ def oom_device(message: str) -> str:
 
 def oom_fields(message: str) -> dict[str, object]:
     """The message (cut to 2,000 characters), the size asked for and the device of an OOM record."""
-    return {"message": message[:2000], "requested_bytes": requested_bytes(message), "device": oom_device(message)}
+    return {
+        "message": message[:2000],
+        "requested_bytes": requested_bytes(message),
+        "device": oom_device(message),
+    }

@@ -115,11 +115,11 @@ class TorchOom:
 @dataclass
 class TorchMemory:
     """Tensor memory of the process that held the most (``pid``); ``processes`` says how many
-    processes of the run imported torch. ``peak_by_role``: the composition at the moment of the
-    largest tensor total (``peak_bytes``); ``max_by_role``: each role's own maximum over the run;
-    ``end_by_role``: what was left at the end. ``mode`` is ``summary`` or ``full``
-    (docs/torch.md says what each sees). ``steps`` lists the steps followed tensor by tensor, each
-with its ``index`` among all ``steps_total`` steps."""
+        processes of the run imported torch. ``peak_by_role``: the composition at the moment of the
+        largest tensor total (``peak_bytes``); ``max_by_role``: each role's own maximum over the run;
+        ``end_by_role``: what was left at the end. ``mode`` is ``summary`` or ``full``
+        (docs/torch.md says what each sees). ``steps`` lists the steps followed tensor by tensor, each
+    with its ``index`` among all ``steps_total`` steps."""
 
     mode: str
     pid: int
