@@ -97,6 +97,19 @@ _ARGS = [
 ]
 
 
+@pytest.fixture
+def real_cuda() -> None:
+    """A real CUDA device and NVML, and no fake standing in for them: the `gpu` tests of the real
+    sources skip without them and fail with a fake set."""
+    torch: Any = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA device here")
+    pytest.importorskip("pynvml")
+    for name in ("MEMGAUGE_TEST_FAKE_CUDA", "MEMGAUGE_TEST_FAKE_NVML"):
+        if name in os.environ:
+            pytest.fail(f"{name} is set: these tests are about the real sources")
+
+
 def _unavailable(reason: str) -> None:
     if os.environ.get("MEMGAUGE_REQUIRE_BROWSER") == "1":
         pytest.fail(f"{reason}, and MEMGAUGE_REQUIRE_BROWSER=1")

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from memgauge.runner import Target, fit_limit
+from memgauge.runner import Proof, Target, fit_limit, prove_limit
 from memgauge.runner._fit import trial
 from memgauge.watcher import create_memory_group
 from tests.conftest import MIB, PROGRAMS
@@ -49,3 +49,13 @@ def test_a_negative_stall_factor_is_a_usage_error() -> None:
     cmd = [sys.executable, "-m", "memgauge", "fit-limit", "--stall", "-1", STALLS.value]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert r.returncode == 64 and "--stall" in r.stderr, r.stderr
+
+
+def test_a_proof_under_a_limit_it_stalls_at_is_stopped_and_not_a_survivor() -> None:
+    # `check --prove`, `fit-limit --prove` and the service's proof all run prove_limit
+    base, under = prove_limit(STALLS, 256 * MIB, cold=False, roots=[], stall=2.0, min_stall_seconds=1.0)
+    assert base.survived and not base.stalled, base
+    assert under.stalled and not under.survived and under.outcome == "stalled", under
+    assert under.wall_seconds < 10.0  # stopped at the cap, not after its minute
+    proof = Proof(256 * MIB, False, base, under)
+    assert not proof.survived and "stalled" in proof.note

@@ -17,18 +17,7 @@ import pytest
 
 from tests.conftest import MIB, run_memgauge
 
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(autouse=True)
-def cuda() -> None:
-    torch: Any = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch has no CUDA device here")
-    pytest.importorskip("pynvml")
-    for name in ("MEMGAUGE_TEST_FAKE_CUDA", "MEMGAUGE_TEST_FAKE_NVML"):
-        if name in os.environ:
-            pytest.fail(f"{name} is set: these tests are about the real sources")
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("real_cuda")]
 
 
 def child(code: str) -> Any:

@@ -15,6 +15,7 @@ from memgauge.capture._torch_hooks import connect
 from memgauge.capture._torch_read import torch_memory
 from memgauge.capture._torch_sampling import ENV_TORCH_STEPS, EVERY, FIRST, HOLD, StepSampling
 from memgauge.capture._torch_track import Tracker
+from memgauge.capture._wire import WritePace
 
 MIB = 1 << 20
 
@@ -134,3 +135,12 @@ def test_a_leak_is_followed_and_its_rate_is_that_of_every_step_followed(
     assert leak.bytes_per_step == pytest.approx(truth.bytes_per_step, rel=0.05)
     assert leak.line == truth.line
     assert sampled.steps_untracked < 10  # the rising level kept it followed
+
+
+def test_a_record_that_takes_long_to_write_is_written_less_often() -> None:
+    pace = WritePace(every=1.0, share=0.005)
+    assert pace.due(1.0) and not pace.due(0.5)
+    pace.wrote(1.0, 1.001)  # 1 ms: every second still
+    assert not pace.due(1.9) and pace.due(2.01)
+    pace.wrote(3.0, 3.024)  # 24 ms (20,000 training rows): every 4.8 s, 0.5% of the time
+    assert not pace.due(3.024 + 4.7) and pace.due(3.024 + 4.81)

@@ -149,3 +149,31 @@ def test_a_profile_keeps_at_most_50_warnings_and_counts_the_rest() -> None:
     assert kept[:49] == many[:49]
     assert kept[-1] == CaptureWarning("", "and 71 more files that could not be used, not listed")
     assert capped(many[:50]) == many[:50]
+
+
+def test_a_whole_record_written_by_two_threads_at_once_is_never_lost(tmp_path: Path) -> None:
+    # the training loop's record is flushed by the main thread and by a queue's feeder thread
+    # (pickling a batch): with one temporary file the second rename failed and the writer gave up
+    import threading
+
+    from memgauge.capture._wire import TRAINING, file_name, read_records, record_writer
+
+    write = record_writer(str(tmp_path), TRAINING)
+    failed: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        for i in range(300):
+            try:
+                write({"pid": os.getpid(), "t": float(i), "steps": [[n, i]] * 50, "counters": {}})
+            except BaseException as e:
+                failed.append(e)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failed, failed[:1]
+    records, problems = read_records(str(tmp_path), TRAINING, lambda r: None)
+    assert not problems and len(records) == 1 and len(records[0]["steps"]) == 50
+    assert sorted(os.listdir(tmp_path)) == [file_name(TRAINING, os.getpid())]  # no temporary left

@@ -13,16 +13,15 @@ Nothing happens until the program imports ``multiprocessing`` (whose ``context``
 ``reduction``): the bootstrap puts a finder first on ``sys.meta_path`` that answers for
 ``multiprocessing.reduction`` alone. Forked children inherit the wrapped method; spawned ones run
 the bootstrap themselves. Each process counts its own sends into its loop's record
-(``_training.Loop.pickles``): written at most once a second while it pickles, at ``atexit``, and at
-multiprocessing's own exit of a child process (``util._exit_function``; children leave through
-``os._exit``, which runs no ``atexit``).
+(``_training.Loop.pickles``): written about once a second while it pickles (``_wire.WritePace``),
+at ``atexit``, and at multiprocessing's own exit of a child process (``util._exit_function``;
+children leave through ``os._exit``, which runs no ``atexit``).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,7 +31,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 MODULE = "multiprocessing.reduction"
-WRITE_EVERY_SECONDS = 1.0
 _WRAPPED = "__memgauge_counted__"
 
 
@@ -119,7 +117,7 @@ def _finalize_last(_: object = None) -> None:
 
 def _flush_now_and_then() -> None:
     loop = _loop
-    if loop is not None and time.monotonic() - loop._last_write >= WRITE_EVERY_SECONDS:
+    if loop is not None and loop.pace.due(loop.clock()):
         loop.flush()
 
 

@@ -21,6 +21,7 @@ import weakref
 
 from memgauge.capture._gpu import GpuLog
 from memgauge.capture._torch_oom import oom_fields
+from memgauge.capture._wire import WritePace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ MAX_STEPS = 5000
 TOP_MODULES = 40
 TOP_TENSORS = 20
 STEP_LINES = 5
-WRITE_EVERY_SECONDS = 1.0
 
 
 class Entry:
@@ -65,7 +65,7 @@ class Entry:
 
 class Tracker:
     """The bookkeeping of one process. ``write`` (set by the hooks) saves ``record()`` for the
-    runner; it is called at most every ``WRITE_EVERY_SECONDS`` at step ends, at an OOM and at exit."""
+    runner; it is called at step ends about once a second (``WritePace``), at an OOM and at exit."""
 
     def __init__(
         self,
@@ -113,7 +113,7 @@ class Tracker:
         self._step_peak_roles = [0] * len(ROLES)
         self._active = False
         self._recorded = False  # whether the last step ended is the last one in ``steps``
-        self._last_write = 0.0
+        self.pace = WritePace()
         self.oom: dict[str, Any] | None = None
         self.oom_count = 0
         self._oom_seen: set[int] = set()
@@ -332,7 +332,7 @@ class Tracker:
         self._active = False
         if self.after_step is not None and not merged:
             self.after_step()
-        if now - self._last_write >= WRITE_EVERY_SECONDS:
+        if self.pace.due(now):
             self.flush()
 
     # -- out of memory ---------------------------------------------------------------------------
@@ -394,9 +394,11 @@ class Tracker:
         return out
 
     def flush(self) -> None:
-        self._last_write = self.clock()
+        started = self.clock()
+        self.pace.start(started)
         if self.write is not None:
             try:
                 self.write(self.record())
             except (OSError, TypeError, ValueError):
                 self.write = None  # the directory is gone: the program goes on unmeasured
+        self.pace.wrote(started, self.clock())

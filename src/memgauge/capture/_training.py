@@ -20,7 +20,7 @@ import sys
 import time
 
 from memgauge.capture._events import ENV_EVENTS_DIR
-from memgauge.capture._wire import TRAINING, record_writer
+from memgauge.capture._wire import TRAINING, WritePace, record_writer
 
 # not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
 TYPE_CHECKING = False
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 
 MAX_STEPS = 20000
-WRITE_EVERY_SECONDS = 1.0
 
 
 def batch_samples(batch: object) -> int | None:
@@ -94,7 +93,7 @@ class Loop:
         self._wait = 0.0
         self._samples: int | None = None
         self._tokens: int | None = None
-        self._last_write = 0.0
+        self.pace = WritePace()  # when the record is written next (at most about once a second)
 
     def waited(self, start: float, end: float) -> None:
         """``start``..``end`` was spent waiting for data (starting an epoch's loader workers)."""
@@ -160,7 +159,7 @@ class Loop:
         self._tokens = None
         if self.torch is not None:
             self.torch.step_ended(index)
-        if now - self._last_write >= WRITE_EVERY_SECONDS:
+        if self.pace.due(now):
             self.flush()
 
     def record(self) -> dict[str, Any]:
@@ -187,12 +186,14 @@ class Loop:
         return out
 
     def flush(self) -> None:
-        self._last_write = self.clock()
+        started = self.clock()
+        self.pace.start(started)
         if self.write is not None:
             try:
                 self.write(self.record())
             except (OSError, TypeError, ValueError):
                 self.write = None  # the directory is gone: the program goes on unmeasured
+        self.pace.wrote(started, self.clock())
 
     def at_exit(self) -> None:
         if self.pid != os.getpid():

@@ -263,13 +263,19 @@ def prove_limit(
     cold: bool = True,
     roots: Sequence[str] | None = None,
     env: dict[str, str] | None = None,
+    stall: float | None = STALL_FACTOR,
+    min_stall_seconds: float = MIN_STALL_SECONDS,
 ) -> tuple[Trial, Trial]:
     """The unlimited run and the run under ``limit_bytes``, both cold (or both warm): did it
     survive, how much slower (compare the two ``wall_seconds``), how often it hit the limit.
-    ``env``: the program's environment (None: memgauge's)."""
+    ``env``: the program's environment (None: memgauge's). The limited run is stopped after
+    ``stall`` times the unlimited run's wall time (at least ``min_stall_seconds``; None: never)
+    and is then ``stalled``, not a survivor: under a limit a little too small the kernel can keep a
+    program crawling for minutes, re-reading its library pages."""
     roots = default_roots(target) if roots is None else roots
     base = trial(target, None, cold=cold, roots=roots, expect=None, env=env)
-    limited = trial(target, limit_bytes, cold=cold, roots=roots, expect=base.exit_code, env=env)
+    cap = None if stall is None else max(min_stall_seconds, stall * base.wall_seconds)
+    limited = trial(target, limit_bytes, cold=cold, roots=roots, expect=base.exit_code, env=env, wall_cap=cap)
     return base, limited
 
 

@@ -4,9 +4,10 @@
     memgauge fit-limit --prove 300MiB train.py    # one run under 300 MiB: survived? how much slower?
 
 Each run is in a fresh memory cgroup under the limit as a hard limit, with the program's files
-evicted from page cache first (``--warm`` keeps them). The search stops a limited run after
-``--stall`` times the unlimited run's wall time (at least 20 s) and counts it ``stalled``. Exit
-status: 0 found (``--prove``: survived), 1 (``--prove``) OOM-killed or failed under the limit,
+evicted from page cache first (``--warm`` keeps them). The search and ``--prove`` stop a limited
+run after ``--stall`` times the unlimited run's wall time (at least 20 s) and count it ``stalled``.
+Exit status: 0 found (``--prove``: survived), 1 (``--prove``) OOM-killed, stalled or failed under
+the limit,
 memgauge's own codes otherwise.
 """
 
@@ -81,7 +82,7 @@ class FitLimitCommand:
                 limit = parse_bytes(args.prove)
             except ValueError:
                 raise UsageError(f"--prove takes a size such as 300MiB, not {args.prove!r}") from None
-            base, t = prove_limit(target, limit, cold=cold, roots=roots)
+            base, t = prove_limit(target, limit, cold=cold, roots=roots, stall=args.stall or None)
             _no_group(base)
             slowdown = t.wall_seconds / base.wall_seconds if base.wall_seconds else float("nan")
             outcome = t.outcome if t.outcome != "failed" else f"failed (exit {t.exit_code})"
