@@ -22,8 +22,6 @@ from memgauge.analysis import (
     remedy_table,
 )
 from memgauge.capture._remedies import Remedies
-from memgauge.capture._torch import set_torch_tracker
-from memgauge.capture._torch_hooks import connect
 from memgauge.capture._torch_track import Tracker
 from memgauge.model import TorchMemory, TorchStep
 from memgauge.render import (
@@ -34,6 +32,7 @@ from memgauge.render import (
     TerminalRemediesRenderer,
 )
 from tests.factories import MIB, make_profile
+from tests.torch_tracking import connected
 
 W, B, DEPTH = 64, 256, 4
 
@@ -62,14 +61,8 @@ class Net(torch.nn.Module):
 
 @pytest.fixture
 def tracker() -> Iterator[Tracker]:
-    t = connect("summary", "")
-    set_torch_tracker(t)
-    try:
+    with connected() as t:
         yield t
-    finally:
-        assert t.hooks is not None
-        t.hooks.uninstall()
-        set_torch_tracker(None)
 
 
 def _net() -> Net:

@@ -18,10 +18,10 @@ import torch
 from memgauge.analysis import torch_step_leak
 from memgauge.capture import torch_memory
 from memgauge.capture._torch import set_torch_tracker, step
-from memgauge.capture._torch_hooks import connect
 from memgauge.capture._torch_oom import oom_device, requested_bytes
 from memgauge.capture._torch_track import Tracker
 from memgauge.model import Profile, TorchMemory
+from tests.torch_tracking import connected
 
 D, B, L = 128, 32, 3
 F32 = 4
@@ -29,13 +29,8 @@ F32 = 4
 
 @pytest.fixture(params=["summary", "full"])
 def tracker(request: pytest.FixtureRequest) -> Iterator[Tracker]:
-    t = connect(request.param, "")
-    set_torch_tracker(t)
-    try:
+    with connected(request.param) as t:
         yield t
-    finally:
-        t.hooks.uninstall()
-        set_torch_tracker(None)
 
 
 def _mlp() -> torch.nn.Sequential:

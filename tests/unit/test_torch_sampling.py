@@ -10,12 +10,11 @@ import pytest
 import torch
 
 from memgauge.analysis import torch_step_leak
-from memgauge.capture._torch import set_torch_tracker
-from memgauge.capture._torch_hooks import connect
 from memgauge.capture._torch_read import torch_memory
 from memgauge.capture._torch_sampling import ENV_TORCH_STEPS, EVERY, FIRST, HOLD, StepSampling
 from memgauge.capture._torch_track import Tracker
 from memgauge.capture._wire import WritePace
+from tests.torch_tracking import connected
 
 MIB = 1 << 20
 
@@ -61,13 +60,8 @@ def test_the_environment_sets_how_many_steps(monkeypatch: pytest.MonkeyPatch, va
 
 @pytest.fixture
 def tracker() -> Iterator[Tracker]:
-    t = connect("summary", "")
-    set_torch_tracker(t)
-    try:
+    with connected() as t:
         yield t
-    finally:
-        t.hooks.uninstall()
-        set_torch_tracker(None)
 
 
 def _model(d: int) -> torch.nn.Sequential:
@@ -114,22 +108,17 @@ def _leaking_loop(steps: int) -> tuple[float, list[torch.Tensor]]:
 
 
 def test_a_leak_is_followed_and_its_rate_is_that_of_every_step_followed(
-    tracker: Tracker, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    t0, kept = _leaking_loop(60)
-    sampled = torch_memory(tracker.record(), t0)
-    leak = torch_step_leak(sampled)
-    tracker.hooks.uninstall()
-    set_torch_tracker(None)
+    with connected() as tracker:
+        t0, kept = _leaking_loop(60)
+        sampled = torch_memory(tracker.record(), t0)
+        leak = torch_step_leak(sampled)
     del kept
     monkeypatch.setenv(ENV_TORCH_STEPS, "all")
-    every = connect("summary", "")
-    set_torch_tracker(every)
-    try:
+    with connected() as every:
         t0, _kept = _leaking_loop(60)  # kept alive until the record is read
         truth = torch_step_leak(torch_memory(every.record(), t0))
-    finally:
-        every.hooks.uninstall()
     assert truth is not None and leak is not None
     assert truth.bytes_per_step >= 256 * 512 * 4  # at least one saved (256, 512) input a step
     assert leak.bytes_per_step == pytest.approx(truth.bytes_per_step, rel=0.05)
