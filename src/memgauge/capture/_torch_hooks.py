@@ -81,7 +81,7 @@ class Hooks:
         self._backward: Any = None
         self.module_handles: list[Any] = []
         self.sampling = StepSampling.from_env() if tracker.mode == "summary" else StepSampling(every=1)
-        self._statm = -1
+        self._statm = (-1, -1)  # (pid, fd): an fd on /proc/self/statm names its opener's pid
 
     # -- storages --------------------------------------------------------------------------------
 
@@ -258,9 +258,13 @@ class Hooks:
     def memory(self) -> int:
         """The process's resident bytes and its CUDA tensors' (-1 when unknown)."""
         try:
-            if self._statm < 0:
-                self._statm = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
-            level = int(os.pread(self._statm, 128, 0).split()[1]) * _PAGE
+            pid, fd = self._statm
+            if pid != os.getpid():  # first use, or a forked child (whose fd reads its parent)
+                if fd >= 0:
+                    os.close(fd)
+                fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+                self._statm = (os.getpid(), fd)
+            level = int(os.pread(fd, 128, 0).split()[1]) * _PAGE
         except (OSError, ValueError, IndexError):
             return -1
         for device in self.tracker.devices:
