@@ -75,11 +75,7 @@ class Tracker:
         clock: Callable[[], float] = time.monotonic,
         write: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
-        self.mode = mode
-        self.pid = os.getpid()
-        self.clock = clock
-        self.write = write
-        self.internal = internal
+        self.mode, self.pid, self.clock, self.write, self.internal = mode, os.getpid(), clock, write, internal
         self.entries: dict[int, Entry] = {}
         self.serial = 0
         self.roles, self.max_roles = [0] * len(ROLES), [0] * len(ROLES)
@@ -104,8 +100,7 @@ class Tracker:
         self.steps_untracked = 0
         self.ended = 0  # steps ended so far (a merged second optimizer's not counted)
         self.after_step: Callable[[], None] | None = None
-        self.phase = ""
-        self._phase_t0 = 0.0
+        self.phase, self._phase_t0 = "", 0.0
         self._phase_seconds = {"forward": 0.0, "backward": 0.0, "optimizer": 0.0}
         # a step starts at its first forward (or backward, or optimizer step), the next where it ends
         self._step_start: float | None = None
@@ -115,7 +110,7 @@ class Tracker:
         self._recorded = False  # whether the last step ended is the last one in ``steps``
         self.pace = WritePace()
         self.oom: dict[str, Any] | None = None
-        self.oom_count = 0
+        self.oom_count = 0  # out-of-memory errors seen, each once (``_oom_seen``: their ids)
         self._oom_seen: set[int] = set()
         self.notes: list[str] = []
         self.hooks: Any = None  # what connects this tracker to torch (``_torch_hooks.Hooks``)
