@@ -139,6 +139,18 @@ def test_the_watcher_samples_without_a_gap_from_the_start(tmp_path: Path) -> Non
     assert len(t) >= 10 and max(gaps) < 0.05, [round(g, 3) for g in gaps]
 
 
+def test_a_script_over_before_the_first_sample_is_charged_its_bytes(tmp_path: Path) -> None:
+    # 20 MiB built and the script done within a sample or two: before the bootstrap named the
+    # program, 7 runs of 10 put all of it on `<startup>` (the interpreter's start)
+    script = tmp_path / "short.py"
+    script.write_text('block = b"\\x01" * (20 << 20)\n')
+    for _ in range(4):
+        r = run_memgauge([str(script)], tmp_path)
+        assert r.returncode == 0 and r.profile is not None, r.stderr
+        mine = sum(a["bytes"] for a in r.profile["peak"]["attribution"] if a["file"] == str(script))
+        assert mine >= 19 * MIB, r.profile["peak"]["attribution"]
+
+
 def test_sigkill_keeps_everything_measured(tmp_path: Path) -> None:
     r = run_memgauge([str(PROGRAMS / "killed.py")], tmp_path)
     assert r.returncode == 128 + signal.SIGKILL

@@ -70,6 +70,20 @@ def test_ledger_releases_the_latest_growth_first(tmp_path: Path) -> None:
     assert ledger.inclusive[b] == 0 and ledger.series[b][-1] == (3.0, 0)
 
 
+def test_growth_no_sampled_line_explains_is_the_programs_once_it_started(tmp_path: Path) -> None:
+    # a program that ran to its end between two samples (CI: all 20 MiB of a short script went to
+    # `<startup>` in one sandboxed run of three): the bootstrap names the program as it starts it
+    before, after = _sampler(tmp_path), _sampler(tmp_path)
+    program = ("/work/main.py", 0, "<module>")
+    after.program_key = program
+    for s in (before, after):
+        s._memory(5.0, s.rss + 20 * MIB, [])
+    first = {before.ledger.stacks[sid][-1]: n for sid, n in before.ledger.retained.items()}
+    second = {after.ledger.stacks[sid][-1]: n for sid, n in after.ledger.retained.items()}
+    assert first == {STARTUP_KEY: before.rss}  # before the program: start-up's, as always
+    assert second == {STARTUP_KEY: after.rss - 20 * MIB, program: 20 * MIB}
+
+
 def test_ledger_stays_bounded(tmp_path: Path) -> None:
     s = _sampler(tmp_path)
     keys = [("f.py", i, "f") for i in range(2)]

@@ -82,7 +82,11 @@ def main(argv: list[str]) -> None:
                 sys.stderr.write(f"memgauge: error: {error}\n")
             sys.exit(BOOTSTRAP_FAILED)
         sys.argv = [target, *args]  # run_module sets argv[0] to the module's file, as python -m does
-        _main_globals.append(runpy.run_module(target, run_name="__main__", alter_sys=True))
+        _program_starts(_module_file(target))
+        try:
+            _main_globals.append(runpy.run_module(target, run_name="__main__", alter_sys=True))
+        finally:
+            _program_done()
     else:
         path = os.path.abspath(target)  # __file__ stays valid if the program changes directory
         sys.argv = [target, *args]
@@ -90,12 +94,56 @@ def main(argv: list[str]) -> None:
             sys.path.pop(0)  # runpy puts the directory or zip file itself first, as python does
         else:
             sys.path[0] = os.path.dirname(path)
+            _program_starts(path)
             # a swept module-level constant: the script compiled with the asked value in its place
-            ran = _knobs.run_script(path)
+            try:
+                ran = _knobs.run_script(path)
+            except BaseException:
+                _program_done()
+                raise
             if ran is not None:
+                _program_done()
                 _main_globals.append(ran)
                 return
-        _main_globals.append(runpy.run_path(path, run_name="__main__"))
+        _program_starts(path)
+        try:
+            _main_globals.append(runpy.run_path(path, run_name="__main__"))
+        finally:
+            _program_done()
+
+
+def _program_starts(file: str | None) -> None:
+    """Tell the line sampler the program's own code runs from now on: growth that no sampled line
+    explains (a program that ran to its end between two samples) is then the program's file's,
+    not the interpreter's start-up."""
+    from memgauge.capture import _sampling
+
+    sampler = _sampling.active_sampler()
+    if sampler is not None and file:
+        sampler.program_key = (file, 0, "<module>")
+
+
+def _program_done() -> None:
+    """The program's code returned (or raised): what the main thread runs from now on (exit
+    handlers, shutdown) is not a line of it, and growth no line explains is its file's."""
+    from memgauge.capture import _sampling
+
+    sampler = _sampling.active_sampler()
+    if sampler is not None:
+        sampler.program_done = True
+
+
+def _module_file(name: str) -> str | None:
+    """The file ``python -m name`` runs (a package's ``__main__``), None where unknown."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations is not None:
+            spec = importlib.util.find_spec(name + ".__main__")
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None and spec.has_location else None
 
 
 def _is_zip(path: str) -> bool:

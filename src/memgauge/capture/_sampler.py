@@ -101,21 +101,20 @@ class Sampler:
         self.status = -1
         self.t_start = clock()
         self.rss = self.resident()
-        self.max_rss = self.rss
-        self.peak_t = self.t_start
+        self.max_rss, self.peak_t = self.rss, self.t_start
         self.cpu_ns = time.process_time_ns()
         self.last_t = self.t_start
         self.base_sid = self.ledger.stack_id((base_key,))
         self.ledger.credit(self.base_sid, self.rss, self.t_start)
         self.peak_retained = dict(self.ledger.retained)
-        self.own_ident = -1
-        self.own_clock = -1
-        self.own_cpu_ns = 0
+        self.own_ident, self.own_clock, self.own_cpu_ns = -1, -1, 0
         self.main_ident = threading.main_thread().ident
         # rows of _wire.IMPORT_ROW, appended by the import tracker (_imports)
         self.imports: list[list[Any]] = []
-        self.stopped = False
-        self.closed = False
+        self.stopped, self.closed = False, False
+        # set by the bootstrap as it starts the program, and ``program_done`` once its code returned
+        self.program_key: Key = base_key
+        self.program_done = False
         # threads whose Thread object holds a stale native_id: the thread that forked, in the child
         self.native_ids: dict[int, int] = {}
         if base_key is INHERITED_KEY:
@@ -182,14 +181,13 @@ class Sampler:
             main_keys = None
         for ident, own_keys, own_position in stacks:
             keys, position = own_keys, own_position
+            if ident == self.main_ident and self.program_done and self.frames.kind(keys[0][0]) != USER:
+                keys, position = [self.program_key], None  # its code returned: shutdown is not a line
             tid = self.native_ids.get(ident)
             if tid is None:
                 thread = active.get(ident)
                 tid = getattr(thread, "native_id", None) if thread is not None else None
-            cpu = 0.0
-            native = False
-            blocked = None
-            queued = 0.0
+            cpu, native, blocked, queued = 0.0, False, None, 0.0
             if tid is not None:
                 alive.add(tid)
                 state = self.threads.state(tid)
@@ -279,9 +277,10 @@ class Sampler:
         total = sum(w for _, w in weights)
         if delta > 0:
             if not weights:
-                # before the program's first line: start-up (the interpreter, memgauge's bootstrap)
+                # before the program's first line: start-up; once the bootstrap has started the
+                # program (``program_key``), the program's file (it ran to its end between samples)
                 if not self.lines:
-                    sid = self.base_sid
+                    sid = self.ledger.stack_id((self.program_key,))
                 else:
                     sid = self.ledger.stack_id((OWN_KEY if self.frames.own_running else UNKNOWN_KEY,))
                 self.ledger.credit(sid, delta, t)
