@@ -70,6 +70,13 @@ def main(argv: list[str]) -> None:
     from memgauge.capture import _start
 
     _start.start_all()  # already done where the runner's sitecustomize ran: then a no-op
+    try:
+        _run(kind, target, args, writer)
+    finally:
+        _program_done()
+
+
+def _run(kind: str, target: str, args: list[str], writer: EventWriter | None) -> None:
     if kind == "module":
         error = _missing_module(target)
         if error is not None:
@@ -83,33 +90,21 @@ def main(argv: list[str]) -> None:
             sys.exit(BOOTSTRAP_FAILED)
         sys.argv = [target, *args]  # run_module sets argv[0] to the module's file, as python -m does
         _program_starts(_module_file(target))
-        try:
-            _main_globals.append(runpy.run_module(target, run_name="__main__", alter_sys=True))
-        finally:
-            _program_done()
+        _main_globals.append(runpy.run_module(target, run_name="__main__", alter_sys=True))
     else:
         path = os.path.abspath(target)  # __file__ stays valid if the program changes directory
         sys.argv = [target, *args]
+        _program_starts(path)
         if os.path.isdir(path) or _is_zip(path):
             sys.path.pop(0)  # runpy puts the directory or zip file itself first, as python does
         else:
             sys.path[0] = os.path.dirname(path)
-            _program_starts(path)
             # a swept module-level constant: the script compiled with the asked value in its place
-            try:
-                ran = _knobs.run_script(path)
-            except BaseException:
-                _program_done()
-                raise
+            ran = _knobs.run_script(path)
             if ran is not None:
-                _program_done()
                 _main_globals.append(ran)
                 return
-        _program_starts(path)
-        try:
-            _main_globals.append(runpy.run_path(path, run_name="__main__"))
-        finally:
-            _program_done()
+        _main_globals.append(runpy.run_path(path, run_name="__main__"))
 
 
 def _program_starts(file: str | None) -> None:

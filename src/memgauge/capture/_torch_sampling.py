@@ -4,8 +4,9 @@ Tracking every storage costs a few microseconds per tensor; on a loop of short s
 few small modules) that was 7-16% of the loop (docs/benchmarks.md), against a 3% target. Steady
 steps repeat one another, so the tracker follows the first ``FIRST`` steps (warm-up and the first
 steady ones), then one step in ``EVERY``, and, once the process's memory at a step's end rose
-``RISE_MIN`` bytes and ``RISE_SHARE`` above the highest level it had reached (a leak, a longer
-sequence, a validation pass), the next ``HOLD`` steps, each further rise extending that. Between
+``RISE_MIN`` bytes and ``RISE_SHARE`` above its level at the first step's end or at the last such
+rise (a leak, a longer sequence, a validation pass), the next ``HOLD`` steps, each further rise
+extending that. Between
 tracked steps only the step's end is seen (its time, its memory level); the steps it skipped are
 counted (``steps_untracked``). ``MEMGAUGE_TORCH_STEPS=all`` follows every step; a number N, one in N
 after the first ``FIRST``. Standard library only.
