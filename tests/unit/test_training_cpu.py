@@ -46,6 +46,27 @@ def test_sampler_gives_each_core_s_busy_share_and_each_process_s_cores(tmp_path:
     assert series[11].start_index == 0 and series[11].cores == [pytest.approx(0.2), pytest.approx(1.0)]
 
 
+def test_the_run_s_end_closes_a_last_short_interval_so_no_cpu_is_lost(tmp_path: Path) -> None:
+    stat = tmp_path / "stat"
+    write_stat(stat, [(0, 0)])
+    sampler = CpuSampler(interval=0.2, stat_path=str(stat))
+    sampler.sample(0.35, {1: 0.3}, final=True)  # nothing kept yet: no interval to end
+    sampler.sample(0.0, {1: 0.0, 2: 0.0})
+    write_stat(stat, [(20, 5)])
+    sampler.sample(0.25, {1: 0.2, 2: 0.05})
+    write_stat(stat, [(28, 7)])
+    sampler.sample(0.3, {1: 0.25, 2: 0.05})  # under the interval: not kept...
+    # ...but the end is, with the CPU of process 2, which ended after the last kept interval
+    sampler.sample(0.35, {1: 0.3, 2: 0.1}, final=True)
+    sampler.sample(0.35, {1: 0.3, 2: 0.1}, final=True)  # no time since: nothing more
+    usage = sampler.build()
+    assert usage.t_seconds == [0.25, 0.35]
+    assert usage.cores == [[0.8, 0.8]]
+    spans = [0.25, 0.1]
+    used = {s.pid: sum(v * d for v, d in zip(s.cores, spans, strict=True)) for s in usage.processes}
+    assert used == {1: pytest.approx(0.3), 2: pytest.approx(0.1)}
+
+
 def test_a_long_run_is_thinned_by_pairs_and_the_interval_doubles(tmp_path: Path) -> None:
     stat = tmp_path / "stat"
     sampler = CpuSampler(interval=0.25, capacity=4, stat_path=str(stat))

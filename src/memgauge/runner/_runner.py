@@ -307,6 +307,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         gpu_seen = (None, nvml) if isinstance(nvml, str) else (nvml.stop(), "")
         child.returncode = os.waitstatus_to_exitcode(state.reaped[child.pid].status)
         watcher.sample()
+        watcher.finish_cpu()
         isolation.program_ended(lambda: _reap(state, clock() - t0))
         watcher.close()
         # signals that arrived as the child ended (a second Ctrl-C) must not hit memgauge

@@ -97,10 +97,17 @@ class CpuSampler:
         now: float,
         cpu_seconds: dict[int, float],
         read_io: Callable[[int], bytes | None] | None = None,
+        *,
+        final: bool = False,
     ) -> None:
-        """``cpu_seconds``: each live process's CPU seconds so far (user + system); ``read_io``:
-        a process's ``/proc/PID/io`` (None: not read)."""
-        if not self.due(now):
+        """``cpu_seconds``: each process's CPU seconds so far (user + system), those that ended
+        since the last kept interval included (their final times); ``read_io``: a process's
+        ``/proc/PID/io`` (None: not read). ``final``: the end of the run, kept however short the
+        interval since the last one (else the CPU used in it, a worker's last items, is lost)."""
+        if final:
+            if self._last_t is None or now <= self._last_t:
+                return  # nothing kept to end, or no time since
+        elif not self.due(now):
             return
         cores = read_core_times(self._stat_path)
         previous_io = dict(self.io)

@@ -197,6 +197,8 @@ class TreeWatcher:
         self._pss_after = 0.0
         # CPU utilisation per core and per process over time, at its own modest rate
         self.cpu = CpuSampler()
+        # pid -> CPU seconds at its last read, for the processes ended since the last CPU interval
+        self._ended_cpu: dict[int, float] = {}
 
     def _discover(self) -> list[int]:
         if self.group is not None:
@@ -276,7 +278,9 @@ class TreeWatcher:
             per_process[pid] = st.resident_bytes
             seen.add(pid)
         for pid in [p for p in self._live if p not in seen]:
-            self._live.pop(pid).alive = False
+            ended = self._live.pop(pid)
+            ended.alive = False
+            self._ended_cpu[pid] = ended.user + ended.system
             self._files.close_prefix(f"/proc/{pid}/")
         tree = sum(per_process.values())
         self._offer_needs(parts, hwms, now)
@@ -294,12 +298,19 @@ class TreeWatcher:
         self.last_resident = tree if usage is None else usage
         self.last_cpu = user + system
         if self.cpu.due(now):
-            self.cpu.sample(
-                now,
-                {pid: p.user + p.system for pid, p in self._live.items()},
-                lambda pid: self._files.read(f"/proc/{pid}/io"),
-            )
+            self._sample_cpu(now, final=False)
         self._samples += 1
+
+    def _sample_cpu(self, now: float, *, final: bool) -> None:
+        # the processes that ended since the last CPU interval carry their last CPU times into
+        # it: what they used after the last interval is theirs too
+        seconds = {**self._ended_cpu, **{pid: p.user + p.system for pid, p in self._live.items()}}
+        self.cpu.sample(now, seconds, lambda pid: self._files.read(f"/proc/{pid}/io"), final=final)
+        self._ended_cpu.clear()
+
+    def finish_cpu(self) -> None:
+        """The CPU series' last interval: from the last kept one to now (the run's end)."""
+        self._sample_cpu(self.clock() - self.t0, final=True)
 
     def _offer_needs(self, parts: dict[int, tuple[int, int, int]], hwms: dict[int, int], now: float) -> None:
         """Offer this sample's tree need (``TreeNeeds``) to the running maximum: with a working
