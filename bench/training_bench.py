@@ -4,13 +4,21 @@ off (``MEMGAUGE_FLOP_STEP=off``: step times, data waits and samples only) and wi
 (the default), under ``memgauge run --torch=off`` (no torch hooks at all: memgauge's other
 costs, for reference), and as shipped without the line sampler (``--no-lines``).
 
-    python bench/training_bench.py [--repeat 5] [--steps 300] [--modes plain,flops]
+    python bench/training_bench.py [--repeat 5] [--steps 300] [--modes plain,flops] [--malloc pinned]
 
 Runs are interleaved so that a busy machine slows each mode alike (each repetition runs the modes
 in turn, the order reversed every other repetition: plain, flops, flops, plain, ...); prints the
 median loop time of each, its ratio to plain, and the median of the per-repetition ratios (each
 mode against the plain run beside it), with the load average before and after. The CPU's peak
 benchmark (at exit, once per machine: cached) is outside the loop's time and not counted here.
+
+``--malloc pinned`` runs every mode with glibc's trim and mmap thresholds fixed
+(``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_MMAP_THRESHOLD_``; plain runs too). With glibc's dynamic
+thresholds (the default) this loop gives memory back to the kernel and faults it in again each step
+in some processes and not in others (0 to ~700 minor faults a step), and its steady step moves
++-10% from process to process with it; anything that changes the heap's layout early (a step run
+under a dispatch mode) moves it too, either way. Pinned, the loop takes no faults and its speed
+holds: memgauge's own cost is what is left. The faults per step are printed per mode.
 
 Then the hooks' own cost, timed in this process (``hook_costs``): one ``Tensor.to`` call with the
 copy hooks on against off (the same-device call a loop makes per batch, and a real host copy), and
@@ -33,8 +41,15 @@ WORKLOAD = Path(__file__).parent / "workloads" / "training_loop.py"
 MODES = ("plain", "torch-off", "no-flops", "flops", "no-lines")
 
 
-def loop_seconds(mode: str, steps: int) -> float:
+# fixed glibc thresholds: no memory handed back to the kernel and faulted in again each step
+PINNED_MALLOC = {"MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MALLOC_MMAP_THRESHOLD_": str(64 << 20)}
+
+
+def loop_seconds(mode: str, steps: int, malloc: str = "default") -> tuple[float, float]:
+    """The loop's seconds and its minor page faults per step."""
     env = dict(os.environ)
+    if malloc == "pinned":
+        env.update(PINNED_MALLOC)
     with tempfile.TemporaryDirectory() as tmp:
         if mode == "plain":
             cmd = [sys.executable, str(WORKLOAD), str(steps)]
@@ -48,7 +63,8 @@ def loop_seconds(mode: str, steps: int) -> float:
                 env["MEMGAUGE_FLOP_STEP"] = "off"
             cmd += [str(WORKLOAD), str(steps)]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout
-    return float(json.loads(out.strip().splitlines()[-1])["loop_seconds"])
+    result = json.loads(out.strip().splitlines()[-1])
+    return float(result["loop_seconds"]), float(result["faults_per_step"])
 
 
 def main() -> None:
@@ -57,15 +73,21 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--modes", default=",".join(MODES), help=f"of {', '.join(MODES)}; plain first")
     parser.add_argument("--no-micro", action="store_true", help="wall-clock runs only")
+    parser.add_argument(
+        "--malloc", choices=("default", "pinned"), default="default", help="glibc thresholds, every mode"
+    )
     args = parser.parse_args()
     modes = [m for m in args.modes.split(",") if m in MODES]
     if modes[:1] != ["plain"]:
         modes = ["plain", *(m for m in modes if m != "plain")]
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; malloc {args.malloc}")
     times: dict[str, list[float]] = {m: [] for m in modes}
+    faults: dict[str, list[float]] = {m: [] for m in modes}
     for i in range(args.repeat):
         for mode in modes if i % 2 == 0 else modes[::-1]:
-            times[mode].append(loop_seconds(mode, args.steps))
+            seconds, per_step = loop_seconds(mode, args.steps, args.malloc)
+            times[mode].append(seconds)
+            faults[mode].append(per_step)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     median = {m: statistics.median(v) for m, v in times.items()}
     least = {m: min(v) for m, v in times.items()}
@@ -73,7 +95,7 @@ def main() -> None:
     # compares each run with the plain run of its own repetition (the same minutes of load)
     print(
         f"{'mode':<10} {'median s':>9} {'min-max':>15} {'/ plain':>8} {'min / plain min':>16}"
-        f" {'paired ratios: median [min-max]':>33}"
+        f" {'paired ratios: median [min-max]':>33} {'faults/step [min-max]':>22}"
     )
     for mode in modes:
         lo, hi = least[mode], max(times[mode])
@@ -82,6 +104,7 @@ def main() -> None:
         print(
             f"{mode:<10} {median[mode]:9.3f} {lo:7.3f}-{hi:<7.3f} {median[mode] / median['plain']:8.3f}"
             f" {lo / least['plain']:16.3f} {statistics.median(paired):17.3f} {spread}"
+            f" {statistics.median(faults[mode]):8.1f} [{min(faults[mode]):.0f}-{max(faults[mode]):.0f}]"
         )
     if not args.no_micro:
         print(micro(args.steps))
