@@ -11,7 +11,15 @@ import torch
 
 from memgauge.analysis import torch_step_leak
 from memgauge.capture._torch_read import torch_memory
-from memgauge.capture._torch_sampling import ENV_TORCH_STEPS, EVERY, FIRST, HOLD, StepSampling
+from memgauge.capture._torch_sampling import (
+    ENV_TORCH_STEPS,
+    EVERY,
+    FIRST,
+    HOLD,
+    MEMORY_EVERY,
+    MEMORY_STEPS,
+    StepSampling,
+)
 from memgauge.capture._torch_track import Tracker
 from memgauge.capture._wire import WritePace
 from tests.torch_tracking import connected
@@ -60,6 +68,24 @@ def test_a_rise_below_the_threshold_waits_until_it_adds_up() -> None:
     assert steps == [*range(FIRST), *range(FIRST + 2, 70)]
 
 
+def test_the_memory_level_is_read_at_most_every_so_often() -> None:
+    # steps of a millisecond: every MEMORY_STEPS steps
+    policy = StepSampling()
+    assert [i for i in range(30) if policy.memory_due(i, i * 0.001)] == list(range(0, 30, MEMORY_STEPS))
+    # steps of a fifth of the time: every MEMORY_EVERY seconds (every fifth step)
+    policy = StepSampling()
+    assert [i for i in range(30) if policy.memory_due(i, i * (MEMORY_EVERY / 5 + 1e-6))] == list(
+        range(0, 30, 5)
+    )
+    # longer steps: every one
+    policy = StepSampling()
+    assert all(policy.memory_due(i, i * MEMORY_EVERY) for i in range(10))
+    # a step's end whose level was not read (-1) changes nothing: the hold waits for a read
+    levels = [100 * MIB] * 30 + [-1] * 5 + [110 * MIB] * 35
+    steps = _tracked(StepSampling(), levels)
+    assert [s for s in steps if s >= FIRST] == [20, *range(36, 36 + HOLD), 60]
+
+
 @pytest.mark.parametrize(
     ("value", "every"), [("all", 1), ("ALL", 1), ("5", 5), ("0", EVERY), ("x", EVERY), ("", EVERY)]
 )
@@ -88,14 +114,17 @@ def test_a_steady_loop_lists_a_sample_and_counts_every_step(tracker: Tracker) ->
         opt.zero_grad()
         model(x).pow(2).mean().backward()
         opt.step()
-        if step == 12:  # step 13 is not followed: the module hooks are off (torch's fast path)
-            hooked_between.append(len(tracker.hooks.module_handles))
+        if step in (12, 19):  # step 13 is not followed: the module and gradient hooks are off
+            hooks = tracker.hooks
+            unhooked = all(not p._post_accumulate_grad_hooks for p in model.parameters())
+            hooked_between.append((len(hooks.module_handles), len(hooks.grad_handles), unhooked))
     memory = torch_memory(tracker.record(), time.monotonic())
     indices = [s.index for s in memory.steps]
     assert set(range(FIRST)) | {20, 40} <= set(indices)
     assert memory.steps_total == 45 and memory.steps_untracked == 45 - len(indices)
     assert memory.steps_untracked >= 30  # a steady loop: no rise brings the followed steps back
-    assert hooked_between == [0]
+    # ...and back on for step 20, each parameter's gradient hook once
+    assert hooked_between == [(0, 0, True), (2, 4, False)]
     # a followed step after untracked ones still sees every role
     later = next(s for s in memory.steps if s.index == 20)
     assert later.peak_by_role["parameters"] == later.peak_by_role["gradients"] > 0

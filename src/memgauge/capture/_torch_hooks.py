@@ -13,8 +13,8 @@
 - **Steps**: torch's global optimizer step hooks; ``torch.autograd.backward`` is wrapped to tell
   backward from forward. ``memgauge.step()`` ends a step where no optimizer does.
 - **Sampled steps** (summary mode, ``_torch_sampling``): between the steps followed tensor by
-  tensor the module hooks are off (torch's fast call path) and the gradient and optimizer hooks
-  only mark the step; each step's end reads the process's memory level to decide the next.
+  tensor the module and gradient hooks are off (torch's fast call path) and the optimizer hooks
+  only mark the step; a step's end reads the process's memory level now and then, to decide.
 - **full** mode adds a dispatch mode (on the thread that imported torch) that counts every
   operator's outputs: temporaries while a step runs, ``other`` outside.
 """
@@ -26,7 +26,7 @@ import functools
 import os
 import sys
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
@@ -34,7 +34,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from memgauge.capture._gpu_cap import install_cap
 from memgauge.capture._gpu_snapshot import install_snapshot
-from memgauge.capture._torch_sampling import StepSampling
+from memgauge.capture._torch_sampling import ResidentReader, StepSampling
 from memgauge.capture._torch_track import (
     ACTIVATIONS,
     GRADIENTS,
@@ -46,10 +46,6 @@ from memgauge.capture._torch_track import (
 )
 from memgauge.capture._wire import TORCH, record_writer
 
-if TYPE_CHECKING:
-    pass
-
-_PAGE = os.sysconf("SC_PAGE_SIZE")
 _OOM_TEXTS = ("DefaultCPUAllocator: can't allocate memory", "CUDA out of memory", "out of memory")
 
 
@@ -74,14 +70,17 @@ class Hooks:
     def __init__(self, tracker: Tracker) -> None:
         self.tracker = tracker
         self.names: weakref.WeakKeyDictionary[torch.nn.Module, str] = weakref.WeakKeyDictionary()
-        self.hooked: dict[int, weakref.ref[torch.Tensor]] = {}
+        self.hooked: dict[int, weakref.ref[torch.Tensor]] = {}  # the parameters seen, weakly
+        # id -> the handle of its gradient hook: on while steps are followed, off between them (eight
+        # calls from autograd into Python in every step of the bench loop otherwise)
+        self.grad_handles: dict[int, Any] = {}
         self.pushed: list[bool] = []
         self.handles: list[Any] = []
         self.mode: TorchDispatchMode | None = None
         self._backward: Any = None
         self.module_handles: list[Any] = []
         self.sampling = StepSampling.from_env() if tracker.mode == "summary" else StepSampling(every=1)
-        self._statm = (-1, -1)  # (pid, fd): an fd on /proc/self/statm names its opener's pid
+        self.resident = ResidentReader()
 
     # -- storages --------------------------------------------------------------------------------
 
@@ -121,8 +120,18 @@ class Hooks:
         self.count(p, PARAMETERS, module=module, name=name, line="")
         if p.requires_grad and p.is_leaf and id(p) not in self.hooked:
             key = id(p)
-            self.hooked[key] = weakref.ref(p, lambda _r: self.hooked.pop(key, None))
-            p.register_post_accumulate_grad_hook(self.grad_ready)  # type: ignore[no-untyped-call]
+
+            def gone(_ref: object) -> None:
+                self.hooked.pop(key, None)
+                self.grad_handles.pop(key, None)
+
+            self.hooked[key] = weakref.ref(p, gone)
+            if self.tracker.tracking:
+                self._hook_grad(key, p)
+
+    def _hook_grad(self, key: int, p: torch.Tensor) -> None:
+        if key not in self.grad_handles:
+            self.grad_handles[key] = p.register_post_accumulate_grad_hook(self.grad_ready)  # type: ignore[no-untyped-call]
 
     def grad_ready(self, p: torch.Tensor) -> None:
         if self.tracker.tracking and p.grad is not None:
@@ -244,28 +253,32 @@ class Hooks:
         tracker = self.tracker
         if self.sampling.every <= 1:
             return
-        tracking = self.sampling.next_tracked(tracker.ended - 1, self.memory())
+        memory = self.memory() if self.sampling.memory_due(tracker.ended - 1, tracker.clock()) else -1
+        tracking = self.sampling.next_tracked(tracker.ended - 1, memory)
         if tracking == tracker.tracking or (not tracking and (tracker.modules or self.pushed)):
             return  # unchanged, or a step ended inside a forward (memgauge.step()): left as it is
         tracker.tracking = tracking
         if tracking:
             self._hook_modules()
+            for key, ref in list(self.hooked.items()):
+                p = ref()
+                if p is not None:
+                    self._hook_grad(key, p)
         else:
-            for handle in self.module_handles:
-                handle.remove()
-            self.module_handles.clear()
+            self._unhook(self.module_handles)
+            self._unhook(list(self.grad_handles.values()))
+            self.grad_handles.clear()
+
+    @staticmethod
+    def _unhook(handles: list[Any]) -> None:
+        for handle in handles:
+            handle.remove()
+        handles.clear()
 
     def memory(self) -> int:
         """The process's resident bytes and its CUDA tensors' (-1 when unknown)."""
-        try:
-            pid, fd = self._statm
-            if pid != os.getpid():  # first use, or a forked child (whose fd reads its parent)
-                if fd >= 0:
-                    os.close(fd)
-                fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
-                self._statm = (os.getpid(), fd)
-            level = int(os.pread(fd, 128, 0).split()[1]) * _PAGE
-        except (OSError, ValueError, IndexError):
+        level = self.resident.read()
+        if level < 0:
             return -1
         for device in self.tracker.devices:
             if device.startswith("cuda"):
@@ -290,10 +303,10 @@ class Hooks:
             self.mode.__enter__()  # type: ignore[no-untyped-call]
 
     def uninstall(self) -> None:
-        for handle in self.handles + self.module_handles:
-            handle.remove()
-        self.handles.clear()
-        self.module_handles.clear()
+        self._unhook(self.handles)
+        self._unhook(self.module_handles)
+        self._unhook(list(self.grad_handles.values()))
+        self.grad_handles.clear()
         self.tracker.after_step = None
         if self._backward is not None:
             torch.autograd.backward = self._backward

@@ -6,12 +6,12 @@ steps repeat one another, so the tracker follows the first ``FIRST`` steps (warm
 steady ones), then one step in ``EVERY``, and, once the process's memory at a step's end rose
 ``RISE_MIN`` bytes and ``RISE_SHARE`` above its highest level in those first steps or at the last
 such rise (a leak, a longer sequence, a validation pass), the next ``HOLD`` steps, each further rise
-extending that. The first steps' own rises (optimizer state, the allocator's first growth) are
-warm-up, followed already: on the bench loop they held the tracker on for 20 more steps, +0.6% of
-its time, in two runs of three. Between
-tracked steps only the step's end is seen (its time, its memory level); the steps it skipped are
-counted (``steps_untracked``). ``MEMGAUGE_TORCH_STEPS=all`` follows every step; a number N, one in N
-after the first ``FIRST``. Standard library only.
+extending that; the level is read every ``MEMORY_EVERY`` seconds or ``MEMORY_STEPS`` steps. The first
+steps' own rises (optimizer state, the allocator's first growth) are warm-up, followed already: on
+the bench loop they held the tracker on for 20 more steps, +0.6% of its time, in two runs of three.
+Between tracked steps only the step's end is seen (its time, now and then its memory level); the
+steps it skipped are counted (``steps_untracked``). ``MEMGAUGE_TORCH_STEPS=all`` follows every
+step; a number N, one in N after the first ``FIRST``. Standard library only.
 """
 
 from __future__ import annotations
@@ -24,6 +24,34 @@ EVERY = 20
 HOLD = 20
 RISE_MIN = 1 << 20
 RISE_SHARE = 0.02
+# the memory level is read at the end of a step that ends MEMORY_EVERY seconds or MEMORY_STEPS steps
+# after the last read: read at every end of the bench loop's 6.5 ms steps, it was 30 us a step (the
+# Python of a process whose caches the step has just filled)
+MEMORY_EVERY = 0.05
+MEMORY_STEPS = 8
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+class ResidentReader:
+    """The process's resident bytes from ``/proc/self/statm``, on a descriptor kept open."""
+
+    def __init__(self) -> None:
+        self._statm = (-1, -1)  # (pid, fd): an fd on /proc/self/statm names its opener's pid
+
+    def read(self) -> int:
+        """Resident bytes; -1 when unreadable."""
+        try:
+            pid, fd = self._statm
+            if pid != os.getpid():  # first use, or a forked child (whose fd reads its parent)
+                if fd >= 0:
+                    os.close(fd)
+                fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+                self._statm = (os.getpid(), fd)
+            return int(os.pread(fd, 128, 0).split()[1]) * _PAGE
+        except (OSError, ValueError, IndexError):
+            return -1
 
 
 class StepSampling:
@@ -33,6 +61,7 @@ class StepSampling:
         self.first, self.every, self.hold = first, every, hold
         self.base = -1  # the memory level the next rise is measured from (< 0: none yet)
         self.until = -1  # steps up to this index are tracked after a rise
+        self._memory_next = (-1, float("-inf"))  # the step, the time at which it is read next
 
     @classmethod
     def from_env(cls) -> StepSampling:
@@ -44,6 +73,16 @@ class StepSampling:
         if value.isdigit() and int(value) >= 1:
             return cls(every=int(value))
         return cls()
+
+    def memory_due(self, ended: int, now: float) -> bool:
+        """Whether step ``ended``, ending at ``now`` (seconds, any clock), reads the memory level:
+        ``MEMORY_EVERY`` seconds or ``MEMORY_STEPS`` steps after the last read, whichever comes
+        first (a rise is seen at most that late)."""
+        step, at = self._memory_next
+        if ended < step and now < at:
+            return False
+        self._memory_next = (ended + MEMORY_STEPS, now + MEMORY_EVERY)
+        return True
 
     def next_tracked(self, ended: int, memory: int) -> bool:
         """Whether the step after step ``ended`` is tracked, ``memory`` the process's bytes at the
