@@ -229,6 +229,34 @@ def test_files_that_break_the_wire_format_are_warnings_in_the_profile(tmp_path: 
     assert main["peak_exact"]
 
 
+def test_fifos_left_under_the_records_names_are_warnings_not_a_hang(tmp_path: Path) -> None:
+    # the runner, not sandboxed, reads what the program's processes write in a directory the
+    # program can write to: a FIFO there would block an open() for ever
+    names = [
+        "events.2.jsonl", "lines.2.json", "torch.2.json", "training.2.json", "alloc.2.bin",
+        "alloc.2.json", "knobs-asked.json", "knobs.jsonl",
+    ]  # fmt: skip
+    script = tmp_path / "fifos.py"
+    script.write_text(
+        "import os, time\n"
+        "d = os.environ['MEMGAUGE_EVENTS_DIR']\n"
+        f"for name in {names!r}:\n"
+        "    os.mkfifo(os.path.join(d, name))\n"
+        "block = bytearray(30 << 20)\n"
+        "end = time.monotonic() + 0.3\n"
+        "while time.monotonic() < end: pass\n"
+    )
+    r = run_memgauge(["--alloc", str(script)], tmp_path, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.profile is not None
+    why = {w["file"]: w["message"] for w in r.profile["warnings"]}
+    for name in ("events.2.jsonl", "lines.2.json", "torch.2.json", "training.2.json"):
+        assert "not a regular file" in why[name], why
+    # the program's own records are all read
+    assert any(s["file"] == str(script) and s["line"] == 5 for s in r.profile["lines"])
+    assert r.profile["processes"][0]["peak_exact"]
+
+
 def test_a_clean_run_has_no_warnings(tmp_path: Path) -> None:
     profile = run_ok([str(PROGRAMS / "spike.py")], tmp_path)
     assert profile["warnings"] == []

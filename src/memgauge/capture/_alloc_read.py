@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memgauge.capture._frames import is_library, is_own
-from memgauge.capture._wire import ALLOC_BASELINE, ALLOC_CAPTURE, BASELINE_FIELDS, file_name, pid_of, problem
+from memgauge.capture._wire import (
+    ALLOC_BASELINE,
+    ALLOC_CAPTURE,
+    BASELINE_FIELDS,
+    file_name,
+    open_record,
+    pid_of,
+    problem,
+)
 from memgauge.model import AllocationPeak, Attribution, CaptureWarning, Reconciliation
 
 if TYPE_CHECKING:
@@ -116,7 +124,9 @@ def _capture_paths(directory: str) -> dict[int, str]:
     except OSError:
         return {}
     pids = ((pid_of(name, ALLOC_CAPTURE), name) for name in names)
-    return {pid: os.path.join(directory, name) for pid, name in pids if pid is not None}
+    # memray opens the file itself: only regular ones (a FIFO the program left would block it)
+    found = {pid: os.path.join(directory, name) for pid, name in pids if pid is not None}
+    return {pid: path for pid, path in found.items() if os.path.isfile(path)}
 
 
 def _read_capture(pid: int, path: str, warnings: list[CaptureWarning]) -> _Capture | None:
@@ -190,7 +200,7 @@ def _baseline(directory: str, pid: int, warnings: list[CaptureWarning]) -> int |
     file cannot be used (a warning says so too)."""
     name = file_name(ALLOC_BASELINE, pid)
     try:
-        with open(os.path.join(directory, name), encoding="utf-8") as f:
+        with open_record(os.path.join(directory, name)) as f:
             data: Any = json.load(f)
     except FileNotFoundError:
         return None

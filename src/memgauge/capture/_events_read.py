@@ -11,7 +11,7 @@ import json
 import os
 from typing import Any
 
-from memgauge.capture._wire import EVENTS, event_problem, pid_of
+from memgauge.capture._wire import EVENTS, event_problem, open_record, pid_of
 from memgauge.model import CaptureWarning
 
 
@@ -25,7 +25,7 @@ def read_events(
     names = sorted(n for n in os.listdir(directory) if pid_of(n, EVENTS) is not None)
     for name in names:
         try:
-            with open(os.path.join(directory, name), "rb") as f:
+            with open_record(os.path.join(directory, name), binary=True) as f:
                 lines = f.read().splitlines()
         except OSError as e:
             _warn(warnings, name, f"unreadable ({e.strerror or e}): every event of this process is missing")

@@ -14,7 +14,7 @@ import pickle
 from typing import Any
 
 from memgauge.capture._gpu import GPU_DEVICE_FIELDS, GPU_FIELDS, GPU_WINDOW_FIELDS
-from memgauge.capture._wire import TORCH, layout_problem, pid_of, problem
+from memgauge.capture._wire import TORCH, layout_problem, open_record, pid_of, problem
 from memgauge.model import CaptureWarning
 
 
@@ -50,7 +50,7 @@ def read_gpu_records(
         if pid is None:
             continue
         try:
-            with open(os.path.join(directory, name), encoding="utf-8") as f:
+            with open_record(os.path.join(directory, name)) as f:
                 record = json.load(f)
         except (OSError, ValueError):
             continue  # read_torch has said so already
@@ -77,7 +77,7 @@ class _PlainUnpickler(pickle.Unpickler):
 def read_gpu_snapshot(path: str) -> dict[str, Any] | str:
     """The memory snapshot a process dumped (``_gpu_snapshot``), or why it cannot be read."""
     try:
-        with open(path, "rb") as f:
+        with open_record(path, binary=True) as f:
             found = _PlainUnpickler(f).load()
     except FileNotFoundError:
         return "not written (CUDA never initialised, or the process did not exit normally)"

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from memgauge.capture._knobs import ASKED_FILE, ENV_KNOBS, KNOBS_FILE
+from memgauge.capture._wire import open_record
 
 KNOB_KINDS = ("constant", "env", "argument")
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -37,7 +38,7 @@ def read_knobs(events_dir: str) -> dict[str, dict[str, Any]] | None:
     record, ``reached`` in the order of ``KNOB_KINDS`` (empty: it never reached the program); None
     when no process recorded a request (no knobs asked, or no Python process of memgauge's ran)."""
     try:
-        with open(os.path.join(events_dir, ASKED_FILE), encoding="utf-8") as f:
+        with open_record(os.path.join(events_dir, ASKED_FILE)) as f:
             asked = json.load(f)
     except (OSError, ValueError):
         return None
@@ -45,7 +46,7 @@ def read_knobs(events_dir: str) -> dict[str, dict[str, Any]] | None:
         return None
     reached: dict[str, set[str]] = {str(n): set() for n in asked["params"]}
     try:
-        with open(os.path.join(events_dir, KNOBS_FILE), encoding="utf-8") as f:
+        with open_record(os.path.join(events_dir, KNOBS_FILE)) as f:
             lines = f.readlines()
     except OSError:
         lines = []

@@ -32,6 +32,7 @@ from memgauge.capture._wire import (
     RETAINED_ROW,
     SERIES_ROW,
     layout_problem,
+    open_record,
     pid_of,
     problem,
 )
@@ -132,7 +133,7 @@ class _UnreadableError(Exception):
 
 def _load(path: str) -> dict[str, Any]:
     try:
-        with open(path, encoding="utf-8") as f:
+        with open_record(path) as f:
             data = json.load(f)
     except OSError as e:
         raise _UnreadableError(f"unreadable ({e.strerror or e})") from e

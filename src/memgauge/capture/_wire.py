@@ -252,6 +252,24 @@ def record_writer(directory: str, kind: tuple[str, str]) -> Callable[[dict[str, 
     return write
 
 
+def open_record(path: str, binary: bool = False) -> Any:
+    """A file of the events directory, opened for reading if it is a regular file (OSError if
+    not). The program can write in that directory: a FIFO it left under a record's name would
+    block whoever opens it for ever, so the file is opened without blocking and checked first."""
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"not a regular file: {path}")
+        os.set_blocking(fd, True)
+        return open(fd, "rb") if binary else open(fd, encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_records(
     directory: str, kind: tuple[str, str], check: Callable[[Any], str | None]
 ) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
@@ -266,7 +284,7 @@ def read_records(
         if pid_of(name, kind) is None:
             continue
         try:
-            with open(os.path.join(directory, name), encoding="utf-8") as f:
+            with open_record(os.path.join(directory, name)) as f:
                 record = json.load(f)
         except (OSError, ValueError) as e:
             problems.append((name, f"unreadable ({e})"))
