@@ -28,7 +28,7 @@ RISE_SHARE = 0.02
 # after the last read: read at every end of the bench loop's 6.5 ms steps, it was 30 us a step (the
 # Python of a process whose caches the step has just filled)
 MEMORY_EVERY = 0.05
-MEMORY_STEPS = 8
+MEMORY_STEPS = 4
 
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
