@@ -17,7 +17,7 @@ benchmark (at exit, once per machine: cached) is outside the loop's time and not
 thresholds (the default) this loop gives memory back to the kernel and faults it in again each step
 in some processes and not in others (0 to ~700 minor faults a step), and its steady step moves
 +-10% from process to process with it; anything that changes the heap's layout early (a step run
-under a dispatch mode) moves it too, either way. Pinned, the loop takes no faults and its speed
+under a dispatch mode) moves it too, either way. Pinned, it takes 5-21 faults a step and its speed
 holds: memgauge's own cost is what is left. The faults per step are printed per mode.
 
 Then the hooks' own cost, timed in this process (``hook_costs``): one ``Tensor.to`` call with the
