@@ -71,8 +71,7 @@ class Hooks:
         self.tracker = tracker
         self.names: weakref.WeakKeyDictionary[torch.nn.Module, str] = weakref.WeakKeyDictionary()
         self.hooked: dict[int, weakref.ref[torch.Tensor]] = {}  # the parameters seen, weakly
-        # id -> the handle of its gradient hook: on while steps are followed, off between them (eight
-        # calls from autograd into Python in every step of the bench loop otherwise)
+        # id -> its gradient hook's handle, held only while steps are followed (as the module hooks)
         self.grad_handles: dict[int, Any] = {}
         self.pushed: list[bool] = []
         self.handles: list[Any] = []
@@ -266,14 +265,18 @@ class Hooks:
                     self._hook_grad(key, p)
         else:
             self._unhook(self.module_handles)
-            self._unhook(list(self.grad_handles.values()))
-            self.grad_handles.clear()
+            self._unhook_grads()
 
     @staticmethod
     def _unhook(handles: list[Any]) -> None:
         for handle in handles:
             handle.remove()
         handles.clear()
+
+    def _unhook_grads(self) -> None:
+        for handle in self.grad_handles.values():
+            handle.remove()
+        self.grad_handles.clear()
 
     def memory(self) -> int:
         """The process's resident bytes and its CUDA tensors' (-1 when unknown)."""
@@ -305,8 +308,7 @@ class Hooks:
     def uninstall(self) -> None:
         self._unhook(self.handles)
         self._unhook(self.module_handles)
-        self._unhook(list(self.grad_handles.values()))
-        self.grad_handles.clear()
+        self._unhook_grads()
         self.tracker.after_step = None
         if self._backward is not None:
             torch.autograd.backward = self._backward
