@@ -76,14 +76,19 @@ class TorchCudaSource:
 
     def __init__(self, modules: dict[str, Any] | None = None) -> None:
         self._modules = sys.modules if modules is None else modules
+        self._is_initialized: Any = None  # torch.cuda.is_initialized, once torch is there
 
     def _cuda(self) -> Any:
         return getattr(self._modules.get("torch"), "cuda", None)
 
     def initialized(self) -> bool:
-        cuda = self._cuda()
         try:
-            return cuda is not None and bool(cuda.is_initialized())
+            if self._is_initialized is None:  # asked at every step's end: looked up once
+                cuda = self._cuda()
+                if cuda is None:
+                    return False
+                self._is_initialized = cuda.is_initialized
+            return bool(self._is_initialized())
         except Exception:  # a partial torch: no figures, never a failed program
             return False
 
@@ -241,13 +246,13 @@ class GpuLog:
         except Exception:  # a failing torch.cuda must not break the program
             self._source = _Silent()
 
-    def window_end(self, kind: str, name: str) -> None:
+    def window_end(self, kind: str, name: str | int) -> None:
         """A step ended: its peaks per device (every reading since the last step's end, phase
         boundaries included), then a fresh window."""
         if not self._cuda_up:
             # every step of a CPU loop comes here: in a loop of 6.5 ms steps this path was 14 us
             try:
-                if not self.source.initialized():
+                if not (self._source or self.source).initialized():
                     return  # as _read would: nothing to read
             except Exception:  # a failing source must not break the program: no more figures
                 self._source = _Silent()
@@ -255,7 +260,7 @@ class GpuLog:
             self._cuda_up = True
         with self._lock:
             try:
-                self._read(kind, name, reset=True, close=_STEP)
+                self._read(kind, str(name), reset=True, close=_STEP)
             except Exception:  # a failing torch.cuda must not break the program: no more figures
                 self._source = _Silent()
 

@@ -200,9 +200,10 @@ class Hooks:
     # -- steps -----------------------------------------------------------------------------------
 
     def step_pre(self, optimizer: torch.optim.Optimizer, args: object, kwargs: object) -> None:
-        self.tracker.enter("optimizer")
         if not self.tracker.tracking:
+            self.tracker.active = True  # a step's phases are timed only where it is followed
             return
+        self.tracker.enter("optimizer")
         entries = self.tracker.entries
         for group in optimizer.param_groups:
             for p in group["params"]:
@@ -231,7 +232,7 @@ class Hooks:
 
         @functools.wraps(original)
         def backward(*args: Any, **kwargs: Any) -> Any:
-            outer = tracker.phase == "backward"
+            outer = tracker.phase == "backward" or not tracker.tracking
             if not outer:
                 tracker.enter("backward")
             try:
@@ -247,12 +248,12 @@ class Hooks:
         self._backward = original
         torch.autograd.backward = backward
 
-    def resample(self) -> None:
-        """At a step's end: follow the next step tensor by tensor, or only mark it."""
+    def resample(self, now: float) -> None:
+        """At a step's end (``now``): follow the next step tensor by tensor, or only mark it."""
         tracker = self.tracker
         if self.sampling.every <= 1:
             return
-        memory = self.memory() if self.sampling.memory_due(tracker.ended - 1, tracker.clock()) else -1
+        memory = self.memory() if self.sampling.memory_due(tracker.ended - 1, now) else -1
         tracking = self.sampling.next_tracked(tracker.ended - 1, memory)
         if tracking == tracker.tracking or (not tracking and (tracker.modules or self.pushed)):
             return  # unchanged, or a step ended inside a forward (memgauge.step()): left as it is

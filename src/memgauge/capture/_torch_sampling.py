@@ -38,18 +38,22 @@ class ResidentReader:
     """The process's resident bytes from ``/proc/self/statm``, on a descriptor kept open."""
 
     def __init__(self) -> None:
-        self._statm = (-1, -1)  # (pid, fd): an fd on /proc/self/statm names its opener's pid
+        # an fd on /proc/self/statm reads its opener: a forked child opens its own (not getpid()
+        # at each read: a system call, in a loop's every few steps)
+        self._fd = -1
+        os.register_at_fork(after_in_child=self._forget)
+
+    def _forget(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     def read(self) -> int:
         """Resident bytes; -1 when unreadable."""
         try:
-            pid, fd = self._statm
-            if pid != os.getpid():  # first use, or a forked child (whose fd reads its parent)
-                if fd >= 0:
-                    os.close(fd)
-                fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
-                self._statm = (os.getpid(), fd)
-            return int(os.pread(fd, 128, 0).split()[1]) * _PAGE
+            if self._fd < 0:
+                self._fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+            return int(os.pread(self._fd, 128, 0).split()[1]) * _PAGE
         except (OSError, ValueError, IndexError):
             return -1
 

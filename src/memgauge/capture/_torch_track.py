@@ -21,7 +21,7 @@ import weakref
 
 from memgauge.capture._gpu import GpuLog
 from memgauge.capture._torch_oom import oom_fields
-from memgauge.capture._wire import WritePace
+from memgauge.capture._wire import WritePace, paced_write
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -99,14 +99,14 @@ class Tracker:
         self.tracking = True
         self.steps_untracked = 0
         self.ended = 0  # steps ended so far (a merged second optimizer's not counted)
-        self.after_step: Callable[[], None] | None = None
+        self.after_step: Callable[[float], None] | None = None  # given the step's end
         self.phase, self._phase_t0 = "", 0.0
         self._phase_seconds = {"forward": 0.0, "backward": 0.0, "optimizer": 0.0}
         # a step starts at its first forward (or backward, or optimizer step), the next where it ends
         self._step_start: float | None = None
         self._step_peak = 0
         self._step_peak_roles = [0] * len(ROLES)
-        self._active = False
+        self.active = False  # whether the step running did anything yet (ended steps: not)
         self._recorded = False  # whether the last step ended is the last one in ``steps``
         self.pace = WritePace()
         self.oom: dict[str, Any] | None = None
@@ -266,7 +266,7 @@ class Tracker:
             self._phase_seconds[self.phase] += now - self._phase_t0
         self.phase = phase
         self._phase_t0 = now
-        self._active = True
+        self.active = True
 
     def leave(self) -> None:
         if self.phase in self._phase_seconds:
@@ -275,60 +275,65 @@ class Tracker:
 
     def end_step(self, kind: str) -> None:
         now = self.clock()
-        self.leave()
-        start = now if self._step_start is None else self._step_start
-        seconds = self._phase_seconds
-        merged = not self._active and kind == "optimizer" and self.ended > 0
-        appended = False
-        if merged and self._recorded:
+        if not self.active and kind == "optimizer" and self.ended > 0:
             # a second optimizer stepping right after the first (GANs, several param groups): one step
-            last = self.steps[-1]
-            last["seconds"] = round(now - last["start"], 6)
-            last["optimizer_seconds"] = round(last["optimizer_seconds"] + seconds["optimizer"], 6)
-            last["peak_bytes"] = max(last["peak_bytes"], self._step_peak)
-            last["end_bytes"] = self.total
-            last["end_by_role"] = self.by_role(self.roles)
-        elif merged:
-            pass  # the first optimizer's step went unrecorded: so does this
-        elif not self.tracking:
-            self.steps_untracked += 1
-        elif len(self.steps) < MAX_STEPS:
-            retained = sorted(self.line_bytes.items(), key=lambda kv: kv[1], reverse=True)[:STEP_LINES]
-            self.steps.append(
-                {
-                    "index": self.ended,
-                    "start": start,
-                    "seconds": round(now - start, 6),
-                    "peak_bytes": self._step_peak,
-                    "end_bytes": self.total,
-                    "forward_seconds": round(seconds["forward"], 6),
-                    "backward_seconds": round(seconds["backward"], 6),
-                    "optimizer_seconds": round(seconds["optimizer"], 6),
-                    "kind": kind,
-                    "peak_by_role": self.by_role(self._step_peak_roles),
-                    "end_by_role": self.by_role(self.roles),
-                    "retained": dict(retained),
-                }
-            )
-            appended = True
+            self.leave()
+            if self._recorded:
+                last = self.steps[-1]
+                last["seconds"] = round(now - last["start"], 6)
+                last["optimizer_seconds"] = round(
+                    last["optimizer_seconds"] + self._phase_seconds["optimizer"], 6
+                )
+                last["peak_bytes"] = max(last["peak_bytes"], self._step_peak)
+                last["end_bytes"] = self.total
+                last["end_by_role"] = self.by_role(self.roles)
+            self.gpu.window_end("step", self.ended - 1)
         else:
-            self.steps_dropped += 1
-        if not merged:
+            if self.tracking:
+                self.leave()
+                self._recorded = self._append_step(kind, now)
+            else:  # unfollowed: counted, and its time is the loop's (``on_step``); nothing else kept
+                self.phase = ""
+                self.steps_untracked += 1
+                self._recorded = False
             self.ended += 1
-            self._recorded = appended
-        self.gpu.window_end("step", str(self.ended - 1))
-        if self.on_step is not None and not merged:
-            self.on_step(kind, self._step_start)  # the throughput loop (``_training``)
+            self.gpu.window_end("step", self.ended - 1)
+            if self.on_step is not None:
+                self.on_step(kind, self._step_start)  # the throughput loop (``_training``)
+            if self.after_step is not None:
+                self.after_step(now)
         self._step_start = now
-        self._step_peak = self.total
-        self._step_peak_roles = self.roles[:]
-        self._step_peak_serial = self.serial
-        self._phase_seconds = {"forward": 0.0, "backward": 0.0, "optimizer": 0.0}
-        self._active = False
-        if self.after_step is not None and not merged:
-            self.after_step()
+        self.active = False
+        if self.tracking:  # the next step is followed: its peak and phases start here
+            self._step_peak = self.total
+            self._step_peak_roles = self.roles[:]
+            self._step_peak_serial = self.serial
+            self._phase_seconds = {"forward": 0.0, "backward": 0.0, "optimizer": 0.0}
         if self.pace.due(now):
             self.flush()
+
+    def _append_step(self, kind: str, now: float) -> bool:
+        if len(self.steps) >= MAX_STEPS:
+            self.steps_dropped += 1
+            return False
+        start = now if self._step_start is None else self._step_start
+        seconds = self._phase_seconds
+        retained = sorted(self.line_bytes.items(), key=lambda kv: kv[1], reverse=True)[:STEP_LINES]
+        self.steps.append(
+            {
+                "index": self.ended,
+                "start": start,
+                "seconds": round(now - start, 6),
+                "peak_bytes": self._step_peak,
+                "end_bytes": self.total,
+                **{f"{phase}_seconds": round(t, 6) for phase, t in seconds.items()},
+                "kind": kind,
+                "peak_by_role": self.by_role(self._step_peak_roles),
+                "end_by_role": self.by_role(self.roles),
+                "retained": dict(retained),
+            }
+        )
+        return True
 
     # -- out of memory ---------------------------------------------------------------------------
 
@@ -389,11 +394,4 @@ class Tracker:
         return out
 
     def flush(self) -> None:
-        started = self.clock()
-        self.pace.start(started)
-        if self.write is not None:
-            try:
-                self.write(self.record())
-            except (OSError, TypeError, ValueError):
-                self.write = None  # the directory is gone: the program goes on unmeasured
-        self.pace.wrote(started, self.clock())
+        self.write = paced_write(self.pace, self.clock, self.write, self.record)

@@ -20,7 +20,7 @@ import sys
 import time
 
 from memgauge.capture._events import ENV_EVENTS_DIR
-from memgauge.capture._wire import TRAINING, WritePace, record_writer
+from memgauge.capture._wire import TRAINING, WritePace, paced_write, record_writer
 
 # not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
 TYPE_CHECKING = False
@@ -80,8 +80,10 @@ class Loop:
         self.counters: dict[str, list[float]] = {}
         self.flops: dict[str, Any] | None = None
         self.peak: dict[str, Any] | None = None
-        # the torch part (``_training_torch.TorchPart``): FLOP counting around one step
+        # the torch part (``_training_torch.TorchPart``): FLOP counting around one step, told of
+        # the end of step ``watch`` (-1: of none)
         self.torch: Any = None
+        self.watch = -1
         # what this process is to the loop ("DataLoader worker 0"); "" for the program's own
         self.role = ""
         # the kernel's I/O counters of this process at its end (/proc/self/io)
@@ -136,18 +138,23 @@ class Loop:
     def end_step(self, kind: str, start: float | None = None) -> None:
         """A step ended. ``start``: when the torch tracker saw it begin (its first forward), for
         the first step, which has no previous end to start from."""
-        index = len(self.rows) + self.dropped
-        if self.torch is not None:
+        # every step of a loop comes here, each after the step's own work filled the caches: kept
+        # to a few attribute reads, the torch part called only at the step it asked for, and the
+        # times kept unrounded (the reader rounds them: three round(x, 6) took ~20 us a step in a
+        # real loop, ~1 us hot, and int arithmetic ~10 us)
+        rows = self.rows
+        index = len(rows) + self.dropped
+        watched = index == self.watch
+        if watched:
             self.torch.step_ending(index)
         now = self.clock()
         begin = self._start
         if start is not None and (begin is None or start < begin):
             begin = start
-        kept = len(self.rows) < MAX_STEPS
+        kept = len(rows) < MAX_STEPS
         if kept:
-            seconds = None if begin is None else round(now - begin, 6)
-            self.rows.append(
-                [round(now, 6), seconds, round(self._wait, 6), self._samples, kind, self._tokens]
+            rows.append(
+                [now, None if begin is None else now - begin, self._wait, self._samples, kind, self._tokens]
             )
         else:
             self.dropped += 1
@@ -155,9 +162,8 @@ class Loop:
             self.copies.end_step(kept)
         self._start = now
         self._wait = 0.0
-        self._samples = None
-        self._tokens = None
-        if self.torch is not None:
+        self._samples = self._tokens = None
+        if watched:
             self.torch.step_ended(index)
         if self.pace.due(now):
             self.flush()
@@ -186,14 +192,7 @@ class Loop:
         return out
 
     def flush(self) -> None:
-        started = self.clock()
-        self.pace.start(started)
-        if self.write is not None:
-            try:
-                self.write(self.record())
-            except (OSError, TypeError, ValueError):
-                self.write = None  # the directory is gone: the program goes on unmeasured
-        self.pace.wrote(started, self.clock())
+        self.write = paced_write(self.pace, self.clock, self.write, self.record)
 
     def at_exit(self) -> None:
         if self.pid != os.getpid():
@@ -222,14 +221,25 @@ def read_io() -> dict[str, int] | None:
 
 _loop: Loop | None = None
 _checked_pid = -1
+# this process's pid, kept here (a forked child sets its own): asked at every step's end and every
+# batch, os.getpid() is a system call, ~6 us of a real loop's step
+_pid = os.getpid()
+
+
+def _after_fork() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def current_loop() -> Loop | None:
     """This process's loop, made on first use when a runner measures the process (None when not:
-    ``memgauge.step()`` then costs a global lookup and a pid check)."""
+    ``memgauge.step()`` then costs a global lookup)."""
     global _loop, _checked_pid
     loop = _loop
-    pid = os.getpid()
+    pid = _pid
     if loop is not None and loop.pid == pid:
         return loop
     if _checked_pid == pid and loop is None:
@@ -254,7 +264,7 @@ def step(kind: str = "", *, samples: int | None = None, tokens: int | None = Non
     the loader returned); right after an optimizer step it sets that step's count and ends none.
     ``tokens``: the step's tokens, as the program counts them (gives tokens/s), likewise. A no-op
     when nothing is measured."""
-    loop = _loop if _loop is not None and _loop.pid == os.getpid() else current_loop()
+    loop = current_loop()
     # looked up, not imported: a tracker exists only once torch tracking is loaded, and importing
     # it from here would close a circle (its hooks import this module)
     tracking = sys.modules.get("memgauge.capture._torch")
@@ -266,10 +276,7 @@ def step(kind: str = "", *, samples: int | None = None, tokens: int | None = Non
     if loop is not None and (samples is not None or tokens is not None):
         # right after an optimizer ended the step (nothing ran since): the counts are that step's
         last = (
-            tracker is not None
-            and not tracker._active
-            and bool(loop.rows)
-            and loop.rows[-1][4] == "optimizer"
+            tracker is not None and not tracker.active and bool(loop.rows) and loop.rows[-1][4] == "optimizer"
         )
         if samples is not None:
             loop.set_samples(samples, last=last)

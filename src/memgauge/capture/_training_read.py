@@ -107,8 +107,8 @@ def _steps(record: dict[str, Any], t0: float) -> list[TrainingStep]:
         TrainingStep(
             index=i,
             end_seconds=round(float(end) - t0, 6),
-            seconds=None if seconds is None else float(seconds),
-            wait_seconds=float(wait),
+            seconds=None if seconds is None else round(float(seconds), 6),
+            wait_seconds=round(float(wait), 6),
             samples=None if samples is None else int(samples),
             kind=str(kind),
             flops_counted=i == counted,

@@ -143,11 +143,13 @@ class TorchPart:
         self.at = at
         self.counter: Any = None
         self.by: dict[tuple[str, str], int] = {}
+        loop.watch = at - 1  # the counter starts at that step's end, and stops at the next one's
 
     def step_ending(self, index: int) -> None:
         if self.counter is None:
             return
         counter, self.counter = self.counter, None
+        self.loop.watch = -1
         counter.__exit__(None, None, None)
         total = int(counter.get_total_flops())
         rows: list[list[Any]] = [[d, t, n] for (d, t), n in sorted(self.by.items(), key=lambda kv: -kv[1])]
@@ -176,6 +178,7 @@ class TorchPart:
         counter._count_flops = count
         counter.__enter__()
         self.counter = counter
+        self.loop.watch = index + 1
 
     def at_exit(self) -> None:
         if self.counter is not None:  # the program ended inside the counted step: nothing to keep

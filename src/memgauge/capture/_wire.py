@@ -232,6 +232,25 @@ class WritePace:
         self.gap = max(self.every, (ended - started) / self.share)
 
 
+def paced_write(
+    pace: WritePace,
+    clock: Callable[[], float],
+    write: Callable[[dict[str, Any]], None] | None,
+    record: Callable[[], dict[str, Any]],
+) -> Callable[[dict[str, Any]], None] | None:
+    """Write ``record()`` now (the pace told when it starts and ends); the writer to keep, None once
+    a write failed (the directory is gone: the program goes on unmeasured)."""
+    started = clock()
+    pace.start(started)
+    if write is not None:
+        try:
+            write(record())
+        except (OSError, TypeError, ValueError):
+            write = None
+    pace.wrote(started, clock())
+    return write
+
+
 def record_writer(directory: str, kind: tuple[str, str]) -> Callable[[dict[str, Any]], None]:
     """The writer of this process's whole-record file of ``kind`` (``TORCH``, ``TRAINING``): each
     call replaces the file at once (a temporary file renamed over it), the record stamped with
