@@ -37,33 +37,36 @@ def _tracked(policy: StepSampling, levels: list[int]) -> list[int]:
 
 
 def test_the_first_steps_then_one_in_every() -> None:
-    steps = _tracked(StepSampling(), [100 * MIB] * 70)
-    assert steps == [*range(FIRST), 20, 40, 60]
-    assert EVERY == 20 and FIRST == 10
+    steps = _tracked(StepSampling(), [100 * MIB] * (3 * EVERY + 10))
+    assert steps == [*range(FIRST), EVERY, 2 * EVERY, 3 * EVERY]
+    assert EVERY == 50 and FIRST == 10
+    # the tests below take one in 20, so that their steps are few and their numbers legible
+    assert _tracked(StepSampling(every=20), [100 * MIB] * 70) == [*range(FIRST), 20, 40, 60]
 
 
 def test_a_new_high_is_followed_for_the_next_steps_and_a_return_to_it_is_not() -> None:
     levels = [100 * MIB] * 30 + [110 * MIB] * 40  # steps 30 on: 10 MiB above (> 1 MiB and > 2%)
-    steps = _tracked(StepSampling(), levels)
+    steps = _tracked(StepSampling(every=20), levels)
     assert [s for s in steps if s >= FIRST] == [20, *range(31, 31 + HOLD), 60]
     swings = [100 * MIB, 110 * MIB] * 35  # up and down every step: only the first high is news
-    steps = _tracked(StepSampling(), swings)
+    steps = _tracked(StepSampling(every=20), swings)
     assert [s for s in steps if s >= FIRST] == [20, 40, 60]  # and that was in the first steps
 
 
 def test_a_rise_in_the_first_steps_is_warm_up_not_a_reason_to_hold() -> None:
     # optimizer state made in step 1, then steady: the first steps are followed anyway
     levels = [100 * MIB] + [150 * MIB] * 69
-    assert _tracked(StepSampling(), levels) == [*range(FIRST), 20, 40, 60]
+    assert _tracked(StepSampling(every=20), levels) == [*range(FIRST), 20, 40, 60]
     # a rise at the last of the first steps' ends is the steady steps' first: held
     levels = [100 * MIB] * FIRST + [150 * MIB] * 60
-    assert _tracked(StepSampling(), levels) == [*range(FIRST), *range(FIRST + 1, FIRST + 1 + HOLD), 40, 60]
+    held = range(FIRST + 1, FIRST + 1 + HOLD)
+    assert _tracked(StepSampling(every=20), levels) == [*range(FIRST), *held, 40, 60]
 
 
 def test_a_rise_below_the_threshold_waits_until_it_adds_up() -> None:
     # 0.5 MiB a step on 40 MiB: the threshold is 1 MiB (2% is 0.8 MiB), crossed every 3rd step
     levels = [40 * MIB + i * MIB // 2 for i in range(70)]
-    steps = _tracked(StepSampling(), levels)
+    steps = _tracked(StepSampling(every=20), levels)
     # each crossing after the first steps extends the hold: a leak is followed throughout
     assert steps == [*range(FIRST), *range(FIRST + 2, 70)]
 
@@ -82,7 +85,7 @@ def test_the_memory_level_is_read_at_most_every_so_often() -> None:
     assert all(policy.memory_due(i, i * MEMORY_EVERY) for i in range(10))
     # a step's end whose level was not read (-1) changes nothing: the hold waits for a read
     levels = [100 * MIB] * 30 + [-1] * 5 + [110 * MIB] * 35
-    steps = _tracked(StepSampling(), levels)
+    steps = _tracked(StepSampling(every=20), levels)
     assert [s for s in steps if s >= FIRST] == [20, *range(36, 36 + HOLD), 60]
 
 
@@ -95,7 +98,8 @@ def test_the_environment_sets_how_many_steps(monkeypatch: pytest.MonkeyPatch, va
 
 
 @pytest.fixture
-def tracker() -> Iterator[Tracker]:
+def tracker(monkeypatch: pytest.MonkeyPatch) -> Iterator[Tracker]:
+    monkeypatch.setenv(ENV_TORCH_STEPS, "20")  # one in 20: steps 20 and 40 in a loop of 45
     with connected() as t:
         yield t
 

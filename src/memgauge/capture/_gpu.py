@@ -76,19 +76,22 @@ class TorchCudaSource:
 
     def __init__(self, modules: dict[str, Any] | None = None) -> None:
         self._modules = sys.modules if modules is None else modules
-        self._is_initialized: Any = None  # torch.cuda.is_initialized, once torch is there
+        self._cuda_module: Any = None  # torch.cuda, once torch is there
 
     def _cuda(self) -> Any:
         return getattr(self._modules.get("torch"), "cuda", None)
 
     def initialized(self) -> bool:
         try:
-            if self._is_initialized is None:  # asked at every step's end: looked up once
-                cuda = self._cuda()
-                if cuda is None:
+            if self._cuda_module is None:  # asked at every step's end: looked up once
+                self._cuda_module = self._cuda()
+                if self._cuda_module is None:
                     return False
-                self._is_initialized = cuda.is_initialized
-            return bool(self._is_initialized())
+            cuda = self._cuda_module
+            # is_initialized() is `_initialized and not _is_in_bad_fork()`: its flag read first, so
+            # that a CPU loop's step does not call into torch (7 us a step in a real loop); a torch
+            # without the flag is asked
+            return bool(getattr(cuda, "_initialized", True) and cuda.is_initialized())
         except Exception:  # a partial torch: no figures, never a failed program
             return False
 

@@ -34,6 +34,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from memgauge.capture._gpu_cap import install_cap
 from memgauge.capture._gpu_snapshot import install_snapshot
+from memgauge.capture._torch_oom import is_oom
 from memgauge.capture._torch_sampling import ResidentReader, StepSampling
 from memgauge.capture._torch_track import (
     ACTIVATIONS,
@@ -46,23 +47,6 @@ from memgauge.capture._torch_track import (
 )
 from memgauge.capture._wire import TORCH, record_writer
 
-_OOM_TEXTS = ("DefaultCPUAllocator: can't allocate memory", "CUDA out of memory", "out of memory")
-
-
-def is_oom(exception: BaseException | None) -> bool:
-    """torch's out-of-memory errors: ``torch.OutOfMemoryError`` (CUDA) or the CPU allocator's
-    ``RuntimeError``; a plain Python ``MemoryError`` is not torch's."""
-    if exception is None:
-        return False
-    if isinstance(exception, torch.OutOfMemoryError):
-        return True
-    return isinstance(exception, RuntimeError) and any(text in str(exception) for text in _OOM_TEXTS)
-
-
-def _describe(t: torch.Tensor) -> tuple[tuple[int, ...], str, str]:
-    base = t._base if t._base is not None else t
-    return tuple(base.shape), str(t.dtype).replace("torch.", ""), str(t.device)
-
 
 class Hooks:
     """Holds what connects one tracker to torch, and the handles to take it off again."""
@@ -71,6 +55,9 @@ class Hooks:
         self.tracker = tracker
         self.names: weakref.WeakKeyDictionary[torch.nn.Module, str] = weakref.WeakKeyDictionary()
         self.hooked: dict[int, weakref.ref[torch.Tensor]] = {}  # the parameters seen, weakly
+        self.owners: dict[int, tuple[str, str]] = {}  # of each named parameter: (module, name)
+        self.states: dict[int, weakref.ref[torch.Tensor]] = {}  # the optimizers' state counted
+        self.backward_line = ""  # the program's line that called the backward running
         # id -> its gradient hook's handle, held only while steps are followed (as the module hooks)
         self.grad_handles: dict[int, Any] = {}
         self.pushed: list[bool] = []
@@ -99,12 +86,13 @@ class Hooks:
         entry = self.tracker.entries.get(id(storage))
         if entry is not None and entry.role <= role and (not name or entry.name):
             return  # the common case, kept short: already counted at this role or above
-        if t.device.type == "meta":
+        device = str(t.device)
+        if device == "meta":
             return
-        shape, dtype, device = _describe(t)
+        base = t._base if t._base is not None else t
         self.tracker.track(
-            storage, storage.nbytes(), role, module=module, name=name, shape=shape, dtype=dtype,
-            device=device, line=line,
+            storage, storage.nbytes(), role, module=module, name=name, shape=tuple(base.shape),
+            dtype=str(t.dtype).replace("torch.", ""), device=device, line=line,
         )  # fmt: skip
 
     def count_outputs(self, output: object, role: int) -> None:
@@ -117,12 +105,17 @@ class Hooks:
 
     def parameter(self, p: torch.Tensor, name: str, module: str) -> None:
         self.count(p, PARAMETERS, module=module, name=name, line="")
-        if p.requires_grad and p.is_leaf and id(p) not in self.hooked:
-            key = id(p)
+        key = id(p)
+        if not (p.requires_grad and p.is_leaf):
+            return
+        if name:
+            self.owners[key] = (module, name)
+        if key not in self.hooked:
 
             def gone(_ref: object) -> None:
                 self.hooked.pop(key, None)
                 self.grad_handles.pop(key, None)
+                self.owners.pop(key, None)
 
             self.hooked[key] = weakref.ref(p, gone)
             if self.tracker.tracking:
@@ -137,10 +130,8 @@ class Hooks:
             self.gradient(p, p.grad)
 
     def gradient(self, p: torch.Tensor, grad: torch.Tensor) -> None:
-        owner = self.tracker.entries.get(id(p.untyped_storage()))
-        module = owner.module if owner is not None else ""
-        name = owner.name + ".grad" if owner is not None and owner.name else ""
-        self.count(grad, GRADIENTS, module=module, name=name)
+        module, name = self.owners.get(id(p), ("", ""))
+        self.count(grad, GRADIENTS, module=module, name=name and name + ".grad", line=self.backward_line)
 
     # -- modules ---------------------------------------------------------------------------------
 
@@ -213,17 +204,20 @@ class Hooks:
                     self.gradient(p, p.grad)
 
     def step_post(self, optimizer: torch.optim.Optimizer, args: object, kwargs: object) -> None:
-        entries = self.tracker.entries
+        seen = self.states
         for p, state in optimizer.state.items() if self.tracker.tracking else ():
             if not isinstance(p, torch.Tensor) or not isinstance(state, dict):
                 continue
-            owner = entries.get(id(p.untyped_storage()))
-            module = owner.module if owner is not None else ""
-            pname = owner.name if owner is not None else ""
             for key, value in state.items():
-                if isinstance(value, torch.Tensor):
-                    name = f"{pname}.{key}" if pname else str(key)
-                    self.count(value, OPTIMIZER_STATE, module=module, name=name, line="")
+                if not isinstance(value, torch.Tensor):
+                    continue
+                ref = seen.get(id(value))
+                if ref is not None and ref() is value:
+                    continue  # counted at an earlier step: optimizers update their state in place
+                module, pname = self.owners.get(id(p), ("", ""))
+                name = f"{pname}.{key}" if pname else str(key)
+                self.count(value, OPTIMIZER_STATE, module=module, name=name, line="")
+                seen[id(value)] = weakref.ref(value, functools.partial(_forget, seen, id(value)))
         self.tracker.end_step("optimizer")
 
     def wrap_backward(self) -> None:
@@ -235,6 +229,7 @@ class Hooks:
             outer = tracker.phase == "backward" or not tracker.tracking
             if not outer:
                 tracker.enter("backward")
+                self.backward_line = tracker.line_here()  # its gradients' (hooks: autograd's frames)
             try:
                 return original(*args, **kwargs)
             except BaseException as e:
@@ -356,6 +351,10 @@ class Hooks:
 
 def _unpack(t: torch.Tensor) -> torch.Tensor:
     return t
+
+
+def _forget(seen: dict[int, Any], key: int, _ref: object) -> None:
+    seen.pop(key, None)
 
 
 def _full_mode(hooks: Hooks) -> TorchDispatchMode:

@@ -7,7 +7,23 @@ parsing is tested on those texts without a GPU.
 
 from __future__ import annotations
 
+import sys
+
 _UNITS = {"B": 1, "bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+_OOM_TEXTS = ("DefaultCPUAllocator: can't allocate memory", "CUDA out of memory", "out of memory")
+
+
+def is_oom(exception: BaseException | None) -> bool:
+    """torch's out-of-memory errors: ``torch.OutOfMemoryError`` (CUDA) or the CPU allocator's
+    ``RuntimeError``; a plain Python ``MemoryError`` is not torch's."""
+    if exception is None:
+        return False
+    oom = getattr(sys.modules.get("torch"), "OutOfMemoryError", None)
+    if isinstance(oom, type) and isinstance(exception, oom):
+        return True
+    return isinstance(exception, RuntimeError) and any(text in str(exception) for text in _OOM_TEXTS)
 
 
 def requested_bytes(message: str) -> int | None:

@@ -71,10 +71,14 @@ def torch_memory(record: dict[str, Any], t0: float, processes: int = 1) -> Torch
             {
                 "index": i,
                 "start_seconds": round(float(s["start"]) - t0, 6),
-                "seconds": float(s["seconds"]),
+                "seconds": round(float(s["seconds"]), 6),
                 "peak_bytes": int(s["peak_bytes"]),
                 "end_bytes": int(s["end_bytes"]),
-                **{k: s[k] for k in TORCH_STEP_OPTIONAL if k in s},
+                **{
+                    k: round(float(s[k]), 6) if k.endswith("_seconds") else s[k]
+                    for k in TORCH_STEP_OPTIONAL
+                    if k in s
+                },
             }
         )
         for i, s in enumerate(record["steps"])

@@ -280,10 +280,8 @@ class Tracker:
             self.leave()
             if self._recorded:
                 last = self.steps[-1]
-                last["seconds"] = round(now - last["start"], 6)
-                last["optimizer_seconds"] = round(
-                    last["optimizer_seconds"] + self._phase_seconds["optimizer"], 6
-                )
+                last["seconds"] = now - last["start"]
+                last["optimizer_seconds"] += self._phase_seconds["optimizer"]
                 last["peak_bytes"] = max(last["peak_bytes"], self._step_peak)
                 last["end_bytes"] = self.total
                 last["end_by_role"] = self.by_role(self.roles)
@@ -323,10 +321,10 @@ class Tracker:
             {
                 "index": self.ended,
                 "start": start,
-                "seconds": round(now - start, 6),
+                "seconds": now - start,  # unrounded, as the phases' (the reader rounds: round() is slow)
                 "peak_bytes": self._step_peak,
                 "end_bytes": self.total,
-                **{f"{phase}_seconds": round(t, 6) for phase, t in seconds.items()},
+                **{f"{phase}_seconds": t for phase, t in seconds.items()},
                 "kind": kind,
                 "peak_by_role": self.by_role(self._step_peak_roles),
                 "end_by_role": self.by_role(self.roles),
