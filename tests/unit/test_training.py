@@ -214,6 +214,48 @@ def test_one_step_of_a_linear_stack_is_six_b_in_out_per_layer() -> None:
     assert loop.torch.counter is None  # left at the counted step's end: later steps run plain
 
 
+def test_the_counted_step_has_flop_counter_modes_total() -> None:
+    # memgauge's own dispatch mode counts with the registry FlopCounterMode uses: on a step of
+    # convolutions, matrix products (3-d, so bmm), attention and an optimizer, the same total
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from memgauge.capture._training_torch import StepFlops
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3)
+            self.proj = torch.nn.Linear(8, 16)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            h = self.conv(x).flatten(2).transpose(1, 2)  # (batch, 36 positions, 8)
+            q = self.proj(h)
+            attended = torch.nn.functional.scaled_dot_product_attention(q, q, q)
+            return (attended @ q.transpose(1, 2)).mean()
+
+    torch.manual_seed(0)
+    net = Net()
+    opt = torch.optim.Adam(net.parameters())
+    x = torch.randn(4, 3, 8, 8)
+
+    def step() -> None:
+        opt.zero_grad()
+        net(x).backward()
+        opt.step()
+
+    step()
+    torch_counter = FlopCounterMode(display=False)
+    with torch_counter:
+        step()
+    ours = StepFlops()
+    with ours:
+        step()
+    assert torch_counter.get_total_flops() > 0
+    assert sum(ours.by.values()) == torch_counter.get_total_flops()
+    assert list(ours.by) == [("cpu", "float32")]
+
+
 def test_tokens_per_second_over_the_steps_that_counted_tokens() -> None:
     steps = rows([2.0] + [0.5] * 4)
     for r in steps[1:3]:

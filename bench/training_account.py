@@ -1,0 +1,112 @@
+"""Where memgauge's time goes inside a real run of the training bench's loop, part by part: the
+direct account beside ``training_bench.py``'s wall clock, which on a shared VM moves by more than
+memgauge's whole cost from one run to the next.
+
+    python bench/training_account.py [--steps 300] [--repeat 3]
+
+Runs ``workloads/training_loop_timed.py`` (the bench loop, each step timed) plain and under
+``memgauge run`` in turn, glibc's thresholds pinned as ``training_bench.py --malloc pinned`` does,
+and reports, median over the repetitions:
+
+- an unfollowed step: the time inside memgauge's hooks (optimizer pre and post, the backward and
+  DataLoader wrappers without what they wrap), timed in place;
+- a step followed tensor by tensor after the first ones: its time over the median of the four
+  unfollowed steps around it (the machine's drift over a few steps is small; over a run it is not);
+- the FLOP-counted step: over the plain run's same step (or, past the first steps, as a followed one);
+- the first steps (followed, the modules scanned, the FLOP-counted step 3): their time over the same
+  steps of the plain run beside it;
+- what those add up to for the loop, against the plain loop's median time.
+
+Not in the account: what the line sampler's thread and the watcher (another process) take from the
+loop; ``training_bench.py``'s ``torch-off`` and ``no-lines`` modes show those, within its noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+WORKLOAD = Path(__file__).parent / "workloads" / "training_loop_timed.py"
+PINNED_MALLOC = {"MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MALLOC_MMAP_THRESHOLD_": str(64 << 20)}
+FIRST = 10  # the tracker's first followed steps (capture/_torch_sampling.py)
+
+
+def run(measured: bool, steps: int) -> dict:
+    env = {**os.environ, **PINNED_MALLOC}
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, str(WORKLOAD), str(steps)]
+        if measured:
+            cmd[1:1] = ["-m", "memgauge", "run", "-q", "--json", str(Path(tmp) / "p.json")]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def extra_over_neighbours(times: list[float], index: int, skip: set[int]) -> float | None:
+    """Step ``index``'s time over the median of the two unfollowed steps on each side."""
+    near = (index - 2, index - 1, index + 1, index + 2)
+    around = [i for i in near if 0 <= i < len(times) and i not in skip]
+    return times[index] - statistics.median(times[i] for i in around) if len(around) >= 2 else None
+
+
+def account(plain: dict, measured: dict) -> dict[str, float]:
+    times = measured["times"]
+    followed = set(measured["followed"])
+    flop = measured["flop_step"]
+    special = followed | ({flop} if flop is not None else set())
+    plain_steps = [i for i in range(FIRST, len(times)) if i not in special]
+    hooks = {
+        name: statistics.median(own[i] for i in plain_steps if i < len(own)) / 1e3
+        for name, own in measured["hooks"].items()
+    }
+    later = [i for i in sorted(followed) if i >= FIRST]
+    extras = [e for i in later if (e := extra_over_neighbours(times, i, special)) is not None]
+    # the FLOP step among the first steps (the default) is in their extra, not counted again
+    first = sum(times[:FIRST]) - sum(plain["times"][:FIRST])
+    flop_extra, flop_apart = 0.0, 0.0
+    if flop is not None and flop < FIRST:
+        flop_extra = times[flop] - plain["times"][flop]
+    elif flop is not None:
+        flop_extra = flop_apart = extra_over_neighbours(times, flop, special) or 0.0
+    per_step = sum(hooks.values()) * 1e-6
+    followed_extra = statistics.median(extras) if extras else 0.0
+    total = (len(times) - FIRST) * per_step + len(later) * followed_extra + first + flop_apart
+    return {
+        **{f"{name} us": v for name, v in hooks.items()},
+        "unfollowed step us": per_step * 1e6,
+        "followed steps after the first": float(len(later)),
+        "followed step extra us": followed_extra * 1e6,
+        "FLOP step extra ms": flop_extra * 1e3,
+        "first steps extra ms": first * 1e3,
+        "plain loop s": plain["loop_seconds"],
+        "plain steady step ms": statistics.median(plain["times"][FIRST:]) * 1e3,
+        "accounted ms": total * 1e3,
+        "accounted share %": 100 * total / plain["loop_seconds"],
+        "hooks of every step share %": 100 * (len(times) - FIRST) * per_step / plain["loop_seconds"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    rows = []
+    for i in range(args.repeat):
+        first, second = (False, True) if i % 2 == 0 else (True, False)
+        a, b = run(first, args.steps), run(second, args.steps)
+        plain, measured = (a, b) if not first else (b, a)
+        rows.append(account(plain, measured))
+    print(f"{args.steps} steps, {args.repeat} repetitions (plain and memgauge in turn); medians [min-max]")
+    for key in rows[0]:
+        values = [r[key] for r in rows]
+        print(f"  {key:<34} {statistics.median(values):10.2f}   [{min(values):.2f}-{max(values):.2f}]")
+
+
+if __name__ == "__main__":
+    main()

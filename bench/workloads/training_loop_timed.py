@@ -1,0 +1,84 @@
+"""The training bench's loop (workloads/training_loop.py: the same model, data, batch and thread),
+timed step by step, and, under ``memgauge run``, with the time spent in each of memgauge's per-step
+hooks: the optimizer's pre and post step hooks (the torch tracker's step end and the throughput
+row), and the backward and DataLoader wrappers without the call they wrap. Also which steps the
+torch tracker followed tensor by tensor and which step's FLOPs were counted. Prints JSON on its
+last line. Used by bench/training_account.py; it reaches into memgauge's internals to find its
+hooks, which a program never does."""
+
+import json
+import sys
+import time
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+steps = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+torch.set_num_threads(1)
+torch.manual_seed(0)
+model = torch.nn.Sequential(*[m for _ in range(4) for m in (torch.nn.Linear(512, 512), torch.nn.ReLU())])
+opt = torch.optim.Adam(model.parameters())
+data = TensorDataset(torch.randn(64 * steps, 512))
+ns = time.perf_counter_ns
+spent: dict[str, list[int]] = {}
+
+
+def timed(name, fn):
+    calls = spent.setdefault(name, [])
+
+    def call(*args, **kwargs):
+        t0 = ns()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            calls.append(ns() - t0)
+
+    return call
+
+
+tracker = None
+if "memgauge" in sys.modules:
+    from memgauge.capture._torch import active_torch_tracker
+
+    tracker = active_torch_tracker()
+if tracker is not None:
+    import torch.optim.optimizer as optimizer_hooks
+    from torch.utils.data.dataloader import _BaseDataLoaderIter
+
+    for hooks, name in (
+        (optimizer_hooks._global_optimizer_pre_hooks, "optimizer pre hook"),
+        (optimizer_hooks._global_optimizer_post_hooks, "optimizer post hook"),
+    ):
+        for key in list(hooks):
+            hooks[key] = timed(name, hooks[key])
+    for owner, attr, name in (
+        (torch.autograd, "backward", "backward wrapper"),
+        (_BaseDataLoaderIter, "__next__", "DataLoader wrapper"),
+    ):
+        wrapper = getattr(owner, attr)
+        for cell in wrapper.__closure__:  # the wrapped call, timed apart to be taken off
+            if cell.cell_contents is wrapper.__wrapped__:
+                cell.cell_contents = timed(name + " (wrapped)", wrapper.__wrapped__)
+        setattr(owner, attr, timed(name, wrapper))
+
+times = []
+start = last = time.perf_counter()
+for (x,) in DataLoader(data, batch_size=64):
+    opt.zero_grad()
+    model(x).pow(2).mean().backward()
+    opt.step()
+    now = time.perf_counter()
+    times.append(now - last)
+    last = now
+out = {"loop_seconds": last - start, "times": times, "followed": [], "flop_step": None, "hooks": {}}
+if tracker is not None:
+    from memgauge.capture._training import current_loop
+
+    loop = current_loop()
+    out["followed"] = [s["index"] for s in tracker.steps]
+    out["flop_step"] = loop.flops["step"] if loop is not None and loop.flops else None
+    for name in ("optimizer pre hook", "optimizer post hook", "backward wrapper", "DataLoader wrapper"):
+        inner = spent.get(name + " (wrapped)")
+        own = [a - b for a, b in zip(spent[name], inner, strict=True)] if inner else spent[name]
+        out["hooks"][name] = own[:steps]  # the DataLoader's last call (its end) left out
+print(json.dumps(out))
