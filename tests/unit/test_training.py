@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from memgauge.analysis import known_peak, summarize_training, warmup_steps
 from memgauge.capture import read_training
-from memgauge.capture._training import Loop, batch_samples
+from memgauge.capture._training import STEADY_AFTER, Loop, batch_samples
+from memgauge.capture._wire import SAMPLES
 from memgauge.model import Profile, TrainingCounter, TrainingStep
 from tests.factories import make_profile
 
@@ -254,6 +256,27 @@ def test_the_counted_step_has_flop_counter_modes_total() -> None:
     assert torch_counter.get_total_flops() > 0
     assert sum(ours.by.values()) == torch_counter.get_total_flops()
     assert list(ours.by) == [("cpu", "float32")]
+
+
+def test_a_loop_past_its_first_steps_slows_the_line_sampler(tmp_path: Path) -> None:
+    from memgauge.capture._sampler import INTERVAL
+    from memgauge.capture._sampling import STEADY_INTERVAL, start_sampler
+
+    sampler = start_sampler(str(tmp_path))
+    assert sampler is not None and sampler.interval == INTERVAL < STEADY_INTERVAL
+    try:
+        loop = Loop()
+        for _ in range(STEADY_AFTER - 1):
+            loop.end_step("explicit")
+        assert sampler.interval == INTERVAL  # the first steps: warm-up, sampled as closely as ever
+        loop.end_step("explicit")
+        assert sampler.interval == STEADY_INTERVAL
+        samples = lambda: sum(stats[SAMPLES] for stats in sampler.lines.values())  # noqa: E731
+        before = samples()
+        time.sleep(0.4)  # the sampler's thread waits the new interval: about 10 samples, not 40
+        assert 1 <= samples() - before <= 0.4 / STEADY_INTERVAL + 3
+    finally:
+        sampler.stop()
 
 
 def test_tokens_per_second_over_the_steps_that_counted_tokens() -> None:

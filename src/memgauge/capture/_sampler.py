@@ -330,7 +330,6 @@ class Sampler:
         self.own_ident = threading.get_ident()
         self.own_clock = thread_cpu_clock(threading.get_native_id())
         self.own_cpu_ns = time.clock_gettime_ns(self.own_clock)
-        interval = self.interval
         clock = self.clock
         try:
             # the sampler's own wait for a CPU, so that only its wait for the GIL counts as lateness
@@ -342,6 +341,7 @@ class Sampler:
         try:
             delay = run_delay(delay_fd)
             while not self.stopped:
+                interval = self.interval  # slowed once a training loop is steady (``_sampling``)
                 before = clock()
                 self.wake.acquire(timeout=interval)  # time.sleep(interval) that stop() can end
                 if self.stopped:

@@ -27,6 +27,10 @@ else:
 
 
 _active: Sampler | None = None
+# a training loop's steady steps repeat one another: sampled every STEADY_INTERVAL seconds once its
+# first steps ended. At 10 ms a sample of torch's deep stacks (~200 us of the sampler's time, with
+# the GIL) took 2.5-4.5% of the bench loop's steps (docs/benchmarks.md)
+STEADY_INTERVAL = 0.04
 
 
 def active_sampler() -> Sampler | None:
@@ -34,6 +38,14 @@ def active_sampler() -> Sampler | None:
     if _active is None or _active.pid != os.getpid() or _active.stopped:
         return None
     return _active
+
+
+def steady_loop() -> None:
+    """The program's training loop is past its first steps (``_training``): this process's sampler,
+    if one runs, samples every ``STEADY_INTERVAL`` from now on."""
+    sampler = active_sampler()
+    if sampler is not None and sampler.interval < STEADY_INTERVAL:
+        sampler.interval = STEADY_INTERVAL
 
 
 def start_sampler(directory: str, *, lib: bool = False, base_key: Key = STARTUP_KEY) -> Sampler | None:

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 
 MAX_STEPS = 20000
+# the steps after which a loop is steady: its later steps repeat these, and the line sampler slows
+# down (``_sampling.steady_loop``); the torch tracker follows as many tensor by tensor
+STEADY_AFTER = 10
 
 
 def batch_samples(batch: object) -> int | None:
@@ -165,6 +168,10 @@ class Loop:
         self._samples = self._tokens = None
         if watched:
             self.torch.step_ended(index)
+        if index == STEADY_AFTER - 1:
+            sampling = sys.modules.get("memgauge.capture._sampling")  # loaded where lines are sampled
+            if sampling is not None:
+                sampling.steady_loop()
         if self.pace.due(now):
             self.flush()
 
