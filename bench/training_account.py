@@ -15,10 +15,13 @@ and reports, median over the repetitions:
 - the FLOP-counted step: over the plain run's same step (or, past the first steps, as a followed one);
 - the first steps (followed, the modules scanned, the FLOP-counted step 3): their time over the same
   steps of the plain run beside it;
-- what those add up to for the loop, against the plain loop's median time.
+- the line sampler: in a third run its samples are skipped every other block of 4 steps, and each
+  block's mean step is set against the block before it (its samples land anywhere in a step), the
+  median of those differences;
+- what those add up to for the loop, against the plain loop's time.
 
-Not in the account: what the line sampler's thread and the watcher (another process) take from the
-loop; ``training_bench.py``'s ``torch-off`` and ``no-lines`` modes show those, within its noise.
+Not in the account: what the watcher (another process) takes from the loop; ``training_bench.py``'s
+``torch-off`` mode shows it with the line sampler, within its noise.
 """
 
 from __future__ import annotations
@@ -37,10 +40,10 @@ PINNED_MALLOC = {"MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MALLOC_MMAP_THRESHOLD_
 FIRST = 10  # the tracker's first followed steps (capture/_torch_sampling.py)
 
 
-def run(measured: bool, steps: int) -> dict:
+def run(measured: bool, steps: int, *extra: str) -> dict:
     env = {**os.environ, **PINNED_MALLOC}
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, str(WORKLOAD), str(steps)]
+        cmd = [sys.executable, str(WORKLOAD), str(steps), *extra]
         if measured:
             cmd[1:1] = ["-m", "memgauge", "run", "-q", "--json", str(Path(tmp) / "p.json")]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout
@@ -54,7 +57,23 @@ def extra_over_neighbours(times: list[float], index: int, skip: set[int]) -> flo
     return times[index] - statistics.median(times[i] for i in around) if len(around) >= 2 else None
 
 
-def account(plain: dict, measured: dict) -> dict[str, float]:
+def sampler_cost(toggled: dict) -> float:
+    """Seconds a step, the line sampler's samples on against off: blocks of 4 steps from step 20,
+    off first (the workload's ``sampler`` mode), each on block's mean step against the off block's
+    before it, the median of those; the followed and FLOP-counted steps left out of both."""
+    times = toggled["times"]
+    skip = set(toggled["followed"]) | {toggled["flop_step"]}
+    diffs = []
+    for begin in range(20, len(times) - 7, 8):
+        off = [times[i] for i in range(begin, begin + 4) if i not in skip]
+        on = [times[i] for i in range(begin + 4, begin + 8) if i not in skip]
+        if off and on:
+            diffs.append(statistics.fmean(on) - statistics.fmean(off))
+    # the median: a drift of the machine within a block moves a few differences by a lot
+    return statistics.median(diffs) if diffs else 0.0
+
+
+def account(plain: dict, measured: dict, toggled: dict) -> dict[str, float]:
     times = measured["times"]
     followed = set(measured["followed"])
     flop = measured["flop_step"]
@@ -76,6 +95,8 @@ def account(plain: dict, measured: dict) -> dict[str, float]:
     per_step = sum(hooks.values()) * 1e-6
     followed_extra = statistics.median(extras) if extras else 0.0
     total = (len(times) - FIRST) * per_step + len(later) * followed_extra + first + flop_apart
+    sampling = sampler_cost(toggled)
+    total += (len(times) - FIRST) * sampling
     return {
         **{f"{name} us": v for name, v in hooks.items()},
         "unfollowed step us": per_step * 1e6,
@@ -83,6 +104,7 @@ def account(plain: dict, measured: dict) -> dict[str, float]:
         "followed step extra us": followed_extra * 1e6,
         "FLOP step extra ms": flop_extra * 1e3,
         "first steps extra ms": first * 1e3,
+        "line sampler a steady step us": sampling * 1e6,
         "plain loop s": plain["loop_seconds"],
         "plain steady step ms": statistics.median(plain["times"][FIRST:]) * 1e3,
         "accounted ms": total * 1e3,
@@ -101,7 +123,7 @@ def main() -> None:
         first, second = (False, True) if i % 2 == 0 else (True, False)
         a, b = run(first, args.steps), run(second, args.steps)
         plain, measured = (a, b) if not first else (b, a)
-        rows.append(account(plain, measured))
+        rows.append(account(plain, measured, run(True, args.steps, "sampler")))
     print(f"{args.steps} steps, {args.repeat} repetitions (plain and memgauge in turn); medians [min-max]")
     for key in rows[0]:
         values = [r[key] for r in rows]

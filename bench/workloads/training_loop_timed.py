@@ -14,6 +14,9 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+# "sampler": the line sampler's samples are skipped every other block of 4 steps (from step 20 on),
+# so that the steps beside each other tell what its samples cost the loop
+toggle_sampler = sys.argv[2:3] == ["sampler"]
 torch.set_num_threads(1)
 torch.manual_seed(0)
 model = torch.nn.Sequential(*[m for _ in range(4) for m in (torch.nn.Linear(512, 512), torch.nn.ReLU())])
@@ -61,15 +64,25 @@ if tracker is not None:
                 cell.cell_contents = timed(name + " (wrapped)", wrapper.__wrapped__)
         setattr(owner, attr, timed(name, wrapper))
 
+sampler = None
+if toggle_sampler:
+    from memgauge.capture._sampling import active_sampler
+
+    sampler = active_sampler()
+    sample = sampler.sample
 times = []
 start = last = time.perf_counter()
-for (x,) in DataLoader(data, batch_size=64):
+for i, (x,) in enumerate(DataLoader(data, batch_size=64)):
     opt.zero_grad()
     model(x).pow(2).mean().backward()
     opt.step()
     now = time.perf_counter()
     times.append(now - last)
     last = now
+    if sampler is not None and i >= 19 and (i - 19) % 4 == 0:
+        sampler.sample = sample if (i - 19) % 8 == 4 else (lambda lateness=0.0: None)
+if sampler is not None:
+    sampler.sample = sample
 out = {"loop_seconds": last - start, "times": times, "followed": [], "flop_step": None, "hooks": {}}
 if tracker is not None:
     from memgauge.capture._training import current_loop
