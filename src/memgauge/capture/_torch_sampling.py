@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import os
 
+from memgauge.capture._training import STEADY_AFTER
+
 ENV_TORCH_STEPS = "MEMGAUGE_TORCH_STEPS"
-FIRST = 10
+FIRST = STEADY_AFTER  # the loop's warm-up, where the line sampler too samples most closely
 EVERY = 50
 HOLD = 20
 RISE_MIN = 1 << 20

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 MAX_STEPS = 20000
 # the steps after which a loop is steady: its later steps repeat these, and the line sampler slows
-# down (``_sampling.steady_loop``); the torch tracker follows as many tensor by tensor
+# down (``_sampling.steady_loop``); the torch tracker follows these tensor by tensor (``FIRST``)
 STEADY_AFTER = 10
 
 
