@@ -3,6 +3,8 @@ windows (tests/integration/test_working_set.py: on a real process)."""
 
 from __future__ import annotations
 
+import os
+
 from memgauge.watcher._working_set import FileWorkingSet, parse_file_referenced
 
 SMAPS = b"""00400000-00452000 r-xp 00000000 08:02 173521      /usr/lib/libfoo.so
@@ -58,3 +60,30 @@ def test_the_typical_window_is_the_median_of_those_after_the_first() -> None:
     assert typical_window([50, 8]) == 8  # the first (every page since exec) left out
     assert typical_window([50, 8, 16, 10]) == 10
     assert typical_window([50, 8, 16, 10, 12]) == 11  # an even count: the middle two's mean
+
+
+def test_a_costly_read_leaves_a_gap_before_the_next_window_opens_past_the_first_windows() -> None:
+    from memgauge.watcher._working_set import BACK_TO_BACK
+
+    # the watcher's CPU clock: each read and clear takes 20 ms, the last one 0.5 ms
+    costs = [0.020] * BACK_TO_BACK + [0.0005]
+    ticks = iter([t for c in costs for t in (0.0, c)])
+    ws = FileWorkingSet(window=0.5, share=0.01, cost=lambda: next(ticks))
+    me = {os.getpid(): (0, 0)}  # this process: its own smaps and bits
+    now = 0.5
+    for n in range(1, BACK_TO_BACK):
+        # the first windows back to back, however much they cost
+        assert ws.due(now)
+        ws.turn(me, now)
+        now += 0.5
+        assert ws.windows == n and not ws.due(now - 0.01) and ws.due(now)
+    ws.turn(me, now)
+    assert ws.windows == BACK_TO_BACK
+    # 20 ms at a 1% share: one window every 2 s, so the next opens 1.5 s after this one closed
+    assert not ws.due(now + 1.49) and ws.due(now + 1.5)
+    assert ws.turn(me, now + 1.5) is None and ws.windows == BACK_TO_BACK  # opened: bits cleared
+    now += 2.0
+    assert not ws.due(now - 0.01) and ws.due(now)  # a window as long as ever
+    ws.turn(me, now)
+    # a cheap read: the next window opens at once
+    assert ws.windows == BACK_TO_BACK + 1 and not ws.due(now + 0.49) and ws.due(now + 0.5)

@@ -28,9 +28,10 @@ else:
 
 _active: Sampler | None = None
 # a training loop's steady steps repeat one another: sampled every STEADY_INTERVAL seconds once its
-# first steps ended. At 10 ms a sample of torch's deep stacks (~200 us of the sampler's time, with
-# the GIL) took 2.5-4.5% of the bench loop's steps (docs/benchmarks.md)
-STEADY_INTERVAL = 0.04
+# first steps ended. A sample of torch's deep stacks takes ~260 us of the sampler's time, and each of
+# its /proc reads hands the GIL to the loop and back: at 10 ms the samples took 2.5-4.5% of the
+# bench loop's steps, at 40 ms 0.8-1.5% (docs/benchmarks.md); at 100 ms, still 600 samples a minute
+STEADY_INTERVAL = 0.1
 
 
 def active_sampler() -> Sampler | None:

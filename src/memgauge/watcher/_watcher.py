@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 # plain classes, no dataclasses: the runner imports this module before it starts the program, so
 # that the first sample is taken at once
 
-# without a cgroup, children forked by threads other than the main one are found by a full /proc scan
-# every this many samples
+# the tree's processes are listed in full (the group's list, else a scan of /proc) every this many
+# samples; between, from the children of the processes known, which misses only those forked by
+# threads other than a process's main one until the next full listing
 _FULL_SCAN_EVERY = 10
 
 
@@ -201,33 +202,46 @@ class TreeWatcher:
         self._ended_cpu: dict[int, float] = {}
 
     def _discover(self) -> list[int]:
-        if self.group is not None:
-            return self.group.pids()
-        # memgauge is a child subreaper: orphans of the tree become memgauge's own children, so the
-        # tree is everything below memgauge (which has no other children)
+        full = self._samples % _FULL_SCAN_EVERY == 0
+        if self.group is not None and full:
+            self._known = set(self.group.pids())
+            return sorted(self._known)
         me = os.getpid()
-        pids = {self.root_pid} | {p for p in self._known if p in self._live} | set(capture.read_children(me))
-        if self._samples % _FULL_SCAN_EVERY == 0:
-            ppids = capture.scan_ppids()
+        pids = {self.root_pid} | {p for p in self._known if p in self._live}
+        if self.group is None:
+            # memgauge is a child subreaper: orphans of the tree become memgauge's own children, so
+            # the tree is everything below memgauge (which has no other children)
+            pids.update(self._children(me))
+        if full:
             children: dict[int, list[int]] = {}
-            for pid, ppid in ppids.items():
+            for pid, ppid in capture.scan_ppids().items():
                 children.setdefault(ppid, []).append(pid)
             todo = [me]
             while todo:
-                pid = todo.pop()
-                for c in children.get(pid, []):
+                for c in children.get(todo.pop(), []):
                     if c not in pids:
                         pids.add(c)
                         todo.append(c)
         else:
+            # the children of the processes known (of their main threads), from files kept open: a
+            # group's list, opened afresh, cost ~180 us a sample where the watcher runs cold, the
+            # most of a sample of one process
             todo = list(pids)
             while todo:
-                for c in capture.read_children(todo.pop()):
+                for c in self._children(todo.pop()):
                     if c not in pids:
                         pids.add(c)
                         todo.append(c)
         self._known = pids
         return sorted(pids)
+
+    def _children(self, pid: int) -> list[int]:
+        """Children forked by the main thread of ``pid`` (``CONFIG_PROC_CHILDREN``)."""
+        raw = self._files.read(f"/proc/{pid}/task/{pid}/children")
+        try:
+            return [int(x) for x in raw.split()] if raw else []
+        except ValueError:
+            return []
 
     def sample(self) -> None:
         now = self.clock() - self.t0
@@ -327,7 +341,7 @@ class TreeWatcher:
         if anon_shmem is not None:
             ws.note(anon_shmem[0], anon_shmem[1], file, now, {pid: p[1] for pid, p in parts.items()})
         if ws.due(now):
-            window = ws.close({pid: (hwms.get(pid, 0), p[1]) for pid, p in parts.items()}, now)
+            window = ws.turn({pid: (hwms.get(pid, 0), p[1]) for pid, p in parts.items()}, now)
             if window is not None:
                 self.needs.offer(*window)
 
