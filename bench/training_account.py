@@ -18,10 +18,17 @@ and reports, median over the repetitions:
 - the line sampler: in a third run its samples are skipped every other block of 4 steps, and each
   block's mean step is set against the block before it (its samples land anywhere in a step), the
   median of those differences;
-- what those add up to for the loop, against the plain loop's time.
+- what those add up to for the loop, against the plain loop's time;
+- beside it, the CPU that memgauge's own process (the watcher) and the line sampler's thread used
+  over the loop, as a share of one core: the loop's thread does not pay it where another core is
+  free (the bench loop runs one thread), a loop using every core does.
 
-Not in the account: what the watcher (another process) takes from the loop; ``training_bench.py``'s
-``torch-off`` mode shows it with the line sampler, within its noise.
+Not in the account: what the watcher's reads do to the loop beyond taking a core (its ``smaps``
+reads hold the program's memory map for 10-20 ms); ``training_bench.py``'s ``torch-off`` mode shows
+the watcher with the line sampler, within its noise.
+
+``--memgauge-src DIR`` runs another memgauge tree (``DIR/src``) in the measured runs: a change's
+before and after in one session.
 """
 
 from __future__ import annotations
@@ -33,21 +40,58 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 WORKLOAD = Path(__file__).parent / "workloads" / "training_loop_timed.py"
 PINNED_MALLOC = {"MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MALLOC_MMAP_THRESHOLD_": str(64 << 20)}
 FIRST = 10  # the tracker's first followed steps (capture/_torch_sampling.py)
+TICKS = os.sysconf("SC_CLK_TCK")
+MEASURED_ENV: dict[str, str] = {}  # added to the measured runs' environment (--memgauge-src)
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User and system CPU seconds of process ``pid`` so far (its threads, not its children)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def run(measured: bool, steps: int, *extra: str) -> dict:
+    """One run of the workload; measured, also memgauge's own process's CPU seconds over the loop
+    (``runner_cpu``: the watcher, read from its /proc stat every 20 ms against the loop's start
+    and end on the system's monotonic clock)."""
     env = {**os.environ, **PINNED_MALLOC}
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, str(WORKLOAD), str(steps), *extra]
         if measured:
             cmd[1:1] = ["-m", "memgauge", "run", "-q", "--json", str(Path(tmp) / "p.json")]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout
-    return json.loads(out.strip().splitlines()[-1])
+            env.update(MEASURED_ENV)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
+        readings: list[tuple[float, float]] = []
+        while proc.poll() is None:
+            cpu = cpu_seconds(proc.pid) if measured else None
+            if cpu is not None:
+                readings.append((time.monotonic(), cpu))
+            time.sleep(0.02)
+        out, _ = proc.communicate()
+        if proc.returncode:
+            raise subprocess.CalledProcessError(proc.returncode, cmd)
+    result = json.loads(out.strip().splitlines()[-1])
+    if measured:
+        result["runner_cpu"] = cpu_between(readings, result["loop_start"], result["loop_end"])
+    return result
+
+
+def cpu_between(readings: list[tuple[float, float]], begin: float, end: float) -> float:
+    """CPU seconds between ``begin`` and ``end`` from (time, CPU seconds) readings: the last reading
+    at or before each (ticks of 10 ms: within about 20 ms over a loop of seconds)."""
+    before = [cpu for t, cpu in readings if t <= begin]
+    upto = [cpu for t, cpu in readings if t <= end]
+    return upto[-1] - before[-1] if before and upto else 0.0
 
 
 def extra_over_neighbours(times: list[float], index: int, skip: set[int]) -> float | None:
@@ -108,6 +152,9 @@ def account(plain: dict, measured: dict, toggled: dict) -> dict[str, float]:
         "plain loop s": plain["loop_seconds"],
         "plain steady step ms": statistics.median(plain["times"][FIRST:]) * 1e3,
         "accounted ms": total * 1e3,
+        # beside the loop, on another core where there is one: what a loop using every core loses
+        "runner CPU % of a core": 100 * measured["runner_cpu"] / measured["loop_seconds"],
+        "sampler CPU % of a core": 100 * measured["sampler_cpu"] / measured["loop_seconds"],
         "accounted share %": 100 * total / plain["loop_seconds"],
         "hooks of every step share %": 100 * (len(times) - FIRST) * per_step / plain["loop_seconds"],
     }
@@ -117,14 +164,22 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1, help="torch's threads in the loop (default 1)")
+    parser.add_argument("--memgauge-src", help="a memgauge tree whose src/ the measured runs use")
     args = parser.parse_args()
+    os.environ["BENCH_TORCH_THREADS"] = str(args.threads)
+    if args.memgauge_src:
+        MEASURED_ENV["PYTHONPATH"] = str(Path(args.memgauge_src).resolve() / "src")
     rows = []
     for i in range(args.repeat):
         first, second = (False, True) if i % 2 == 0 else (True, False)
         a, b = run(first, args.steps), run(second, args.steps)
         plain, measured = (a, b) if not first else (b, a)
         rows.append(account(plain, measured, run(True, args.steps, "sampler")))
-    print(f"{args.steps} steps, {args.repeat} repetitions (plain and memgauge in turn); medians [min-max]")
+    print(
+        f"{args.steps} steps, torch threads {args.threads}, {args.repeat} repetitions (plain and memgauge"
+        " in turn); medians [min-max]"
+    )
     for key in rows[0]:
         values = [r[key] for r in rows]
         print(f"  {key:<34} {statistics.median(values):10.2f}   [{min(values):.2f}-{max(values):.2f}]")

@@ -7,6 +7,7 @@ last line. Used by bench/training_account.py; it reaches into memgauge's interna
 hooks, which a program never does."""
 
 import json
+import os
 import sys
 import time
 
@@ -17,7 +18,8 @@ steps = int(sys.argv[1]) if len(sys.argv) > 1 else 300
 # "sampler": the line sampler's samples are skipped every other block of 4 steps (from step 20 on),
 # so that the steps beside each other tell what its samples cost the loop
 toggle_sampler = sys.argv[2:3] == ["sampler"]
-torch.set_num_threads(1)
+# one thread as in the bench loop; training_account.py --threads N for a loop using more cores
+torch.set_num_threads(int(os.environ.get("BENCH_TORCH_THREADS", "1")))
 torch.manual_seed(0)
 model = torch.nn.Sequential(*[m for _ in range(4) for m in (torch.nn.Linear(512, 512), torch.nn.ReLU())])
 opt = torch.optim.Adam(model.parameters())
@@ -64,13 +66,25 @@ if tracker is not None:
                 cell.cell_contents = timed(name + " (wrapped)", wrapper.__wrapped__)
         setattr(owner, attr, timed(name, wrapper))
 
-sampler = None
-if toggle_sampler:
+sampler = running = None
+if "memgauge.capture._sampling" in sys.modules:
     from memgauge.capture._sampling import active_sampler
 
-    sampler = active_sampler()
+    running = active_sampler()
+if toggle_sampler:
+    sampler = running
     sample = sampler.sample
+
+
+def sampler_cpu() -> float:
+    """The line sampler thread's CPU seconds so far (0 without one)."""
+    return time.clock_gettime(running.own_clock) if running is not None and running.own_clock >= 0 else 0.0
+
+
 times = []
+sampler_before = sampler_cpu()
+# on the system-wide monotonic clock: bench/training_account.py reads memgauge's own CPU time over it
+loop_start = time.monotonic()
 start = last = time.perf_counter()
 for i, (x,) in enumerate(DataLoader(data, batch_size=64)):
     opt.zero_grad()
@@ -81,9 +95,19 @@ for i, (x,) in enumerate(DataLoader(data, batch_size=64)):
     last = now
     if sampler is not None and i >= 19 and (i - 19) % 4 == 0:
         sampler.sample = sample if (i - 19) % 8 == 4 else (lambda lateness=0.0: None)
+loop_end = time.monotonic()
 if sampler is not None:
     sampler.sample = sample
-out = {"loop_seconds": last - start, "times": times, "followed": [], "flop_step": None, "hooks": {}}
+out = {
+    "loop_seconds": last - start,
+    "loop_start": loop_start,
+    "loop_end": loop_end,
+    "sampler_cpu": sampler_cpu() - sampler_before,
+    "times": times,
+    "followed": [],
+    "flop_step": None,
+    "hooks": {},
+}
 if tracker is not None:
     from memgauge.capture._training import current_loop
 

@@ -229,3 +229,22 @@ def test_the_reader_returns_the_raw_series_and_finds_no_leak_itself(tmp_path: Pa
     assert part.series[b][-1] == (4.9, 80 * MIB)
     assert [a, b] in part.stacks
     assert not hasattr(data, "leaks")  # analysis, done by the runner's assembly
+
+
+def test_the_samplers_own_cpu_time_is_charged_to_no_line(tmp_path: Path) -> None:
+    import time
+
+    from memgauge.capture._sampling import start_sampler
+    from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON
+
+    sampler = start_sampler(str(tmp_path))
+    assert sampler is not None
+    try:
+        time.sleep(0.6)  # this thread uses no CPU; the sampler's own thread samples ~60 times
+        own = time.clock_gettime(sampler.own_clock)
+    finally:
+        sampler.stop()
+    charged = sum(stats[CPU_NATIVE] + stats[CPU_PYTHON] for stats in sampler.lines.values())
+    # its own CPU clock is read by a (negative) clock id: once it was never taken off, and went
+    # to the lines running native code, or to "<native>" (all of it here: charged ~ own)
+    assert own > 0 and charged < 0.25 * own, (charged, own, {k[:2]: v[:2] for k, v in sampler.lines.items()})

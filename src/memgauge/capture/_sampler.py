@@ -107,8 +107,8 @@ class Sampler:
         self.base_sid = self.ledger.stack_id((base_key,))
         self.ledger.credit(self.base_sid, self.rss, self.t_start)
         self.peak_retained = dict(self.ledger.retained)
-        self.own_ident, self.own_clock, self.own_cpu_ns = -1, -1, 0
-        self.main_ident = threading.main_thread().ident
+        self.own_ident, self.own_cpu_ns, self.main_ident = -1, 0, threading.main_thread().ident
+        self.own_clock: int | None = None  # its thread's CPU clock: a negative id, once it runs
         # rows of _wire.IMPORT_ROW, appended by the import tracker (_imports)
         self.imports: list[list[Any]] = []
         self.stopped, self.closed = False, False
@@ -120,6 +120,7 @@ class Sampler:
         if base_key is INHERITED_KEY:
             # the thread that forked keeps its Thread object, whose native_id is the parent's
             self.native_ids[threading.get_ident()] = threading.get_native_id()
+        self.threads.from_now(self.native_ids)  # what threads used before the sampler is no line's
         self.done = _thread.allocate_lock()  # held while the sampler thread runs
         # the thread waits on it between samples, held, so that stop() wakes it at once instead
         # of after up to an interval (a sampler stopped once per test: 10 ms a test)
@@ -155,7 +156,7 @@ class Sampler:
         cpu_total = time.process_time_ns()
         spent = cpu_total - self.cpu_ns
         self.cpu_ns = cpu_total
-        if self.own_clock >= 0:
+        if self.own_clock is not None:  # its own CPU time is no line's
             try:
                 own = time.clock_gettime_ns(self.own_clock)
             except OSError:
