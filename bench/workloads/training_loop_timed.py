@@ -78,7 +78,8 @@ if toggle_sampler:
 
 def sampler_cpu() -> float:
     """The line sampler thread's CPU seconds so far (0 without one)."""
-    return time.clock_gettime(running.own_clock) if running is not None and running.own_clock >= 0 else 0.0
+    clock = getattr(running, "own_clock", None)
+    return time.clock_gettime(clock) if clock is not None and clock != -1 else 0.0
 
 
 times = []

@@ -102,13 +102,15 @@ def read_file_referenced(pid: int) -> int | None:
     return parse_file_referenced(raw) if raw else None
 
 
-def typical_window(referenced: list[int]) -> int:
-    """The file bytes a window of the run typically references: the median of the closed
+def typical_window(referenced: list[int]) -> int | None:
+    """The file bytes a window of a process typically references: the median of its closed
     windows' (in order). One window's figure moves with what its half second happened to run (seen:
     7.9-16.0 MiB for bench/programs/sk_mlp.py's window at its anonymous peak, between runs), the
-    median far less. The first window has no cleared bits: it counts every page touched since exec
-    (imports included), so it is left out once another window has closed."""
-    return int(statistics.median(referenced[1:] or referenced))
+    median far less. A process's first window has no cleared bits: it counts every page touched since
+    exec (imports included), so it is left out; with no other, None: every mapped file page counts,
+    as for a program that ends before any window closes (a run ending at 0.4 s and one ending at
+    0.6 s, loaded, count the same)."""
+    return int(statistics.median(referenced[1:])) if len(referenced) > 1 else None
 
 
 class FileWorkingSet:
@@ -133,8 +135,8 @@ class FileWorkingSet:
         # the last closed window's referenced file bytes (None before the first)
         self.last_file: int | None = None
         self.windows = 0
-        # each closed window's referenced file bytes (the most one process referenced)
-        self._referenced: list[int] = []
+        # each process's closed windows' referenced file bytes
+        self._referenced: dict[int, list[int]] = {}
         # each process's VmHWM at the last window's end, and its latest file RSS
         self._hwm: dict[int, int] = {}
         self._files: dict[int, int] = {}
@@ -173,7 +175,7 @@ class FileWorkingSet:
         cleared = [clear_referenced(pid) for pid in procs]
         self._ends = now + self.window
         gap = (self.cost() - started) / self.share - self.window
-        if gap > 0 and len(self._referenced) >= BACK_TO_BACK - 1:
+        if gap > 0 and self.windows >= BACK_TO_BACK - 1:
             # cleared now all the same (whether they can be says whether this window's figures
             # hold), and again as the next window opens
             self._opens, self._ends = now + gap, now + gap + self.window
@@ -182,8 +184,11 @@ class FileWorkingSet:
             # gone, or bits that cannot be cleared (another user's process): every mapped file
             # page counts, at the end (``flush``)
             return None
-        self._referenced.append(max(read.values()))
-        file = typical_window(self._referenced)
+        for pid, r in read.items():
+            self._referenced.setdefault(pid, []).append(r)
+        # each process's own typical window (a child that maps a file uses it, whatever the others
+        # do), that of the process using the most counted: shared libraries count once
+        file = max(self._used(pid, procs[pid][1]) for pid in read)
         self.last_file, self.windows = file, self.windows + 1
         best: tuple[int, int, int, float] | None = None
         pending, self._pending = self._pending, None
@@ -202,11 +207,18 @@ class FileWorkingSet:
             self._hwm[pid] = hwm
         return best
 
+    def _used(self, pid: int, mapped: int) -> int:
+        """The file bytes process ``pid`` uses: its typical window, at most ``mapped`` (its file
+        RSS); all of ``mapped`` before a second window of it closed."""
+        typical = typical_window(self._referenced.get(pid, []))
+        return mapped if typical is None else min(typical, mapped)
+
     def flush(self, peaks: dict[int, int], at: float) -> tuple[int, int, int, float] | None:
         """The open window's need at the end, when its processes are gone and its file pages can no
-        longer be read: the last closed window's referenced file bytes stand in (all the file RSS
-        when no window closed). ``peaks``: each process's final ``VmHWM``; one that rose since the
-        last window offers it less its file pages not in use (with no window closed: all of it)."""
+        longer be read: the last closed window's file bytes stand in (all the file RSS when no
+        window closed). ``peaks``: each process's final ``VmHWM``; one that rose since the last
+        window offers it less its file pages not in use (all of them kept for a process no second
+        window read)."""
         best: tuple[int, int, int, float] | None = None
         pending, self._pending = self._pending, None
         if pending is not None:
@@ -217,7 +229,7 @@ class FileWorkingSet:
             mapped = self._files.get(pid)
             if mapped is None or hwm == self._hwm.get(pid) or hwm <= mapped:
                 continue
-            used = mapped if self.last_file is None else min(self.last_file, mapped)
+            used = self._used(pid, mapped)  # no window read it (it lived between two): all of it
             if best is None or hwm - mapped + used > sum(best[:3]):
                 best = (hwm - mapped, used, 0, at)
         return best
