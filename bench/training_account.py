@@ -14,10 +14,12 @@ and reports, median over the repetitions:
   unfollowed steps around it (the machine's drift over a few steps is small; over a run it is not);
 - the FLOP-counted step: over the plain run's same step (or, past the first steps, as a followed one);
 - the first steps (followed, the modules scanned, the FLOP-counted step 3): their time over the same
-  steps of the plain run beside it;
-- the line sampler: in a third run its samples are skipped every other block of 4 steps, and each
-  block's mean step is set against the block before it (its samples land anywhere in a step), the
-  median of those differences;
+  steps of the plain run beside it, each counted in its own run's steady step (the machine's speed
+  moves +-10% between runs, which the first steps' ~30 ms drowned in);
+- the line sampler: in a third run it samples at 10 ms from step 20, its samples skipped every
+  other block of 4 steps, and each block's mean step is set against the block before it (its
+  samples land anywhere in a step); the median of those differences per sample, times the samples
+  a steady step gets at the steady interval (100 ms);
 - what those add up to for the loop, against the plain loop's time;
 - beside it, the CPU that memgauge's own process (the watcher) and the line sampler's thread used
   over the loop, as a share of one core: the loop's thread does not pay it where another core is
@@ -46,6 +48,7 @@ from pathlib import Path
 WORKLOAD = Path(__file__).parent / "workloads" / "training_loop_timed.py"
 PINNED_MALLOC = {"MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MALLOC_MMAP_THRESHOLD_": str(64 << 20)}
 FIRST = 10  # the tracker's first followed steps (capture/_torch_sampling.py)
+STEADY_INTERVAL = 0.1  # the line sampler's interval in a loop's steady steps (capture/_sampling.py)
 TICKS = os.sysconf("SC_CLK_TCK")
 MEASURED_ENV: dict[str, str] = {}  # added to the measured runs' environment (--memgauge-src)
 
@@ -102,19 +105,35 @@ def extra_over_neighbours(times: list[float], index: int, skip: set[int]) -> flo
 
 
 def sampler_cost(toggled: dict) -> float:
-    """Seconds a step, the line sampler's samples on against off: blocks of 4 steps from step 20,
-    off first (the workload's ``sampler`` mode), each on block's mean step against the off block's
-    before it, the median of those; the followed and FLOP-counted steps left out of both."""
+    """Seconds a steady step, the line sampler's samples on against off: blocks of 4 steps from step
+    20, off first (the workload's ``sampler`` mode, sampling at 10 ms), each on block's mean step
+    against the off block's before it, the median of those; the followed and FLOP-counted steps
+    left out of both. That is per sample (the samples counted in the on blocks), times the samples
+    a steady step gets at ``STEADY_INTERVAL``."""
     times = toggled["times"]
     skip = set(toggled["followed"]) | {toggled["flop_step"]}
-    diffs = []
+    diffs, on_steps = [], 0
     for begin in range(20, len(times) - 7, 8):
         off = [times[i] for i in range(begin, begin + 4) if i not in skip]
         on = [times[i] for i in range(begin + 4, begin + 8) if i not in skip]
+        on_steps += 4
         if off and on:
             diffs.append(statistics.fmean(on) - statistics.fmean(off))
+    if not diffs or not toggled["samples_on"]:
+        return 0.0
     # the median: a drift of the machine within a block moves a few differences by a lot
-    return statistics.median(diffs) if diffs else 0.0
+    per_sample = statistics.median(diffs) * on_steps / toggled["samples_on"]
+    return per_sample * statistics.median(times[20:]) / STEADY_INTERVAL
+
+
+def first_steps_extra(plain: dict, measured: dict, steps: list[int]) -> float:
+    """Seconds the measured run's ``steps`` took over the plain run's, each run's counted in its own
+    steady step (the median of its steps from ``FIRST``): the machine's speed, which moves +-10%
+    from one run to the next, cancels; in the plain run's seconds."""
+    ours, theirs = measured["times"], plain["times"]
+    steady = statistics.median(ours[FIRST:]), statistics.median(theirs[FIRST:])
+    extra = sum(ours[i] for i in steps) / steady[0] - sum(theirs[i] for i in steps) / steady[1]
+    return extra * steady[1]
 
 
 def account(plain: dict, measured: dict, toggled: dict) -> dict[str, float]:
@@ -130,10 +149,10 @@ def account(plain: dict, measured: dict, toggled: dict) -> dict[str, float]:
     later = [i for i in sorted(followed) if i >= FIRST]
     extras = [e for i in later if (e := extra_over_neighbours(times, i, special)) is not None]
     # the FLOP step among the first steps (the default) is in their extra, not counted again
-    first = sum(times[:FIRST]) - sum(plain["times"][:FIRST])
+    first = first_steps_extra(plain, measured, list(range(FIRST)))
     flop_extra, flop_apart = 0.0, 0.0
     if flop is not None and flop < FIRST:
-        flop_extra = times[flop] - plain["times"][flop]
+        flop_extra = first_steps_extra(plain, measured, [flop])
     elif flop is not None:
         flop_extra = flop_apart = extra_over_neighbours(times, flop, special) or 0.0
     per_step = sum(hooks.values()) * 1e-6

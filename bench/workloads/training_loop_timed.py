@@ -71,9 +71,17 @@ if "memgauge.capture._sampling" in sys.modules:
     from memgauge.capture._sampling import active_sampler
 
     running = active_sampler()
+samples_on = 0
 if toggle_sampler:
+    from memgauge.capture._sampler import INTERVAL as FIRST_INTERVAL
+
     sampler = running
     sample = sampler.sample
+
+    def counted(lateness: float = 0.0) -> None:
+        global samples_on
+        samples_on += 1
+        sample(lateness)
 
 
 def sampler_cpu() -> float:
@@ -95,7 +103,10 @@ for i, (x,) in enumerate(DataLoader(data, batch_size=64)):
     times.append(now - last)
     last = now
     if sampler is not None and i >= 19 and (i - 19) % 4 == 0:
-        sampler.sample = sample if (i - 19) % 8 == 4 else (lambda lateness=0.0: None)
+        # at the first interval (10 ms), not the steady one: a sample or so in every step of a
+        # block, which the account scales to the steady interval by the samples counted
+        sampler.interval = FIRST_INTERVAL
+        sampler.sample = counted if (i - 19) % 8 == 4 else (lambda lateness=0.0: None)
 loop_end = time.monotonic()
 if sampler is not None:
     sampler.sample = sample
@@ -104,6 +115,7 @@ out = {
     "loop_start": loop_start,
     "loop_end": loop_end,
     "sampler_cpu": sampler_cpu() - sampler_before,
+    "samples_on": samples_on,
     "times": times,
     "followed": [],
     "flop_step": None,

@@ -259,7 +259,7 @@ def test_the_counted_step_has_flop_counter_modes_total() -> None:
 
 def test_a_loop_past_its_first_steps_slows_the_line_sampler(tmp_path: Path) -> None:
     from memgauge.capture._sampler import INTERVAL
-    from memgauge.capture._sampling import STEADY_INTERVAL, start_sampler
+    from memgauge.capture._sampling import STEADY_FLUSH, STEADY_INTERVAL, start_sampler
 
     sampler = start_sampler(str(tmp_path))
     assert sampler is not None and sampler.interval == INTERVAL < STEADY_INTERVAL
@@ -280,8 +280,13 @@ def test_a_loop_past_its_first_steps_slows_the_line_sampler(tmp_path: Path) -> N
         for _ in range(STEADY_AFTER - 1):
             loop.end_step("explicit")
         assert sampler.interval == INTERVAL  # the first steps: warm-up, sampled as closely as ever
+        assert sampler.flush_every < STEADY_FLUSH
         loop.end_step("explicit")
         assert sampler.interval == STEADY_INTERVAL
+        # and its aggregate written less often (a flush recomputes its pace from flush_min)
+        assert sampler.flush_min == STEADY_FLUSH <= sampler.flush_every
+        sampler.flush()
+        assert sampler.flush_every >= STEADY_FLUSH
         assert 1 <= samples(0.4) <= 0.4 / STEADY_INTERVAL + 2  # about 4, not 40
     finally:
         sampler.stop()

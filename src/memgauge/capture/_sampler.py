@@ -127,7 +127,7 @@ class Sampler:
         self.wake = _thread.allocate_lock()
         self.wake.acquire()
         self.last_flush = self.t_start
-        self.flush_every = FLUSH_SECONDS
+        self.flush_min = self.flush_every = FLUSH_SECONDS  # flush_min: raised in a loop's steady steps
         self.flushed_peak = self.max_rss
 
     # --- readers ---------------------------------------------------------------------------
@@ -315,7 +315,7 @@ class Sampler:
             # sampler stops, the program goes on
             self.stopped = True
         now = self.clock()
-        self.flush_every = max(FLUSH_SECONDS, (now - started) / FLUSH_SHARE)
+        self.flush_every = max(self.flush_min, (now - started) / FLUSH_SHARE)
         self.last_flush = now
 
     # --- the thread ------------------------------------------------------------------------

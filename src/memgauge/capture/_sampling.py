@@ -32,6 +32,9 @@ _active: Sampler | None = None
 # its /proc reads hands the GIL to the loop and back: at 10 ms the samples took 2.5-4.5% of the
 # bench loop's steps, at 40 ms 0.8-1.5% (docs/benchmarks.md); at 100 ms, still 600 samples a minute
 STEADY_INTERVAL = 0.1
+# and its aggregate written every STEADY_FLUSH seconds at most: a write of the bench loop's lines
+# took 3-4 ms of the sampler's thread with the GIL, every 0.5 s (0.7% of the loop)
+STEADY_FLUSH = 2.0
 
 
 def active_sampler() -> Sampler | None:
@@ -43,10 +46,12 @@ def active_sampler() -> Sampler | None:
 
 def steady_loop() -> None:
     """The program's training loop is past its first steps (``_training``): this process's sampler,
-    if one runs, samples every ``STEADY_INTERVAL`` from now on."""
+    if one runs, samples every ``STEADY_INTERVAL`` and writes every ``STEADY_FLUSH`` from now on
+    (a new peak still at once)."""
     sampler = active_sampler()
     if sampler is not None and sampler.interval < STEADY_INTERVAL:
         sampler.interval = STEADY_INTERVAL
+        sampler.flush_min = sampler.flush_every = max(sampler.flush_every, STEADY_FLUSH)
 
 
 def start_sampler(directory: str, *, lib: bool = False, base_key: Key = STARTUP_KEY) -> Sampler | None:
