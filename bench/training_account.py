@@ -48,7 +48,6 @@ from pathlib import Path
 WORKLOAD = Path(__file__).parent / "workloads" / "training_loop_timed.py"
 PINNED_MALLOC = {"MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MALLOC_MMAP_THRESHOLD_": str(64 << 20)}
 FIRST = 10  # the tracker's first followed steps (capture/_torch_sampling.py)
-STEADY_INTERVAL = 0.1  # the line sampler's interval in a loop's steady steps (capture/_sampling.py)
 TICKS = os.sysconf("SC_CLK_TCK")
 MEASURED_ENV: dict[str, str] = {}  # added to the measured runs' environment (--memgauge-src)
 
@@ -109,7 +108,7 @@ def sampler_cost(toggled: dict) -> float:
     20, off first (the workload's ``sampler`` mode, sampling at 10 ms), each on block's mean step
     against the off block's before it, the median of those; the followed and FLOP-counted steps
     left out of both. That is per sample (the samples counted in the on blocks), times the samples
-    a steady step gets at ``STEADY_INTERVAL``."""
+    a steady step gets at the sampler's steady interval (``_sampling.STEADY_INTERVAL``)."""
     times = toggled["times"]
     skip = set(toggled["followed"]) | {toggled["flop_step"]}
     diffs, on_steps = [], 0
@@ -123,7 +122,7 @@ def sampler_cost(toggled: dict) -> float:
         return 0.0
     # the median: a drift of the machine within a block moves a few differences by a lot
     per_sample = statistics.median(diffs) * on_steps / toggled["samples_on"]
-    return per_sample * statistics.median(times[20:]) / STEADY_INTERVAL
+    return per_sample * statistics.median(times[20:]) / toggled["steady_interval"]
 
 
 def first_steps_extra(plain: dict, measured: dict, steps: list[int]) -> float:

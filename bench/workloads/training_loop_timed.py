@@ -116,6 +116,7 @@ out = {
     "loop_end": loop_end,
     "sampler_cpu": sampler_cpu() - sampler_before,
     "samples_on": samples_on,
+    "steady_interval": getattr(sys.modules.get("memgauge.capture._sampling"), "STEADY_INTERVAL", None),
     "times": times,
     "followed": [],
     "flop_step": None,

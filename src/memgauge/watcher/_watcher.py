@@ -1,9 +1,10 @@
 """The watcher outside the measured process: samples the process tree from ``/proc``.
 
-It runs in memgauge's own process, so the program pays nothing for it but a share of a CPU core
-(about 25 µs a sample for one process). Peaks never come from these samples alone: per-process
-peaks come from ``VmHWM`` (a kernel high-water mark, exact between samples) and the tree peak from
-the cgroup when there is one.
+It runs in memgauge's own process, so the program pays nothing for it but a share of a CPU core:
+a sample of one process takes ~25 µs in a hot loop and ~300 µs every 10 ms as it runs, cold (about
+5% of a core with the working set's reads; docs/benchmarks.md). Peaks never come from these
+samples alone: per-process peaks come from ``VmHWM`` (a kernel high-water mark, exact between
+samples) and the tree peak from the cgroup when there is one.
 """
 
 from __future__ import annotations
