@@ -30,7 +30,7 @@ _active: Sampler | None = None
 # a training loop's steady steps repeat one another: sampled every STEADY_INTERVAL seconds once its
 # first steps ended. A sample of torch's deep stacks takes ~260 us of the sampler's time, and each of
 # its /proc reads hands the GIL to the loop and back: at 10 ms the samples took 2.5-4.5% of the
-# bench loop's steps, at 40 ms 0.8-1.5% (docs/benchmarks.md); at 100 ms, still 600 samples a minute
+# bench loop's steps, at 40 ms 0.5-1.5% (docs/benchmarks.md); at 100 ms, still 600 samples a minute
 STEADY_INTERVAL = 0.1
 # and its aggregate written every STEADY_FLUSH seconds at most: a write of the bench loop's lines
 # took 3-4 ms of the sampler's thread with the GIL, every 0.5 s (0.7% of the loop)

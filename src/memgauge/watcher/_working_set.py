@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 # how long a window lasts: the referenced file pages of a window are what the process used in it
 WINDOW_SECONDS = 0.5
 # the most of the watcher's time (its own CPU time, read with ``time.thread_time``) the windows'
-# reads and clears may take: a window after one that took ``c`` seconds opens ``c / SHARE`` seconds
-# after that one opened (a 20 ms read: one window every 2 s)
+# reads and clears may take: the window after one whose read took ``c`` seconds ends ``c / SHARE``
+# seconds after that one ended, its 0.5 s at the end of it (a 20 ms read: one window every 2 s)
 SHARE = 0.01
 # the first windows close and open back to back whatever they cost: a short program's need is
 # taken over the same windows as before, loaded or idle
@@ -132,7 +132,7 @@ class FileWorkingSet:
         self._opens: float | None = None
         # the open window's largest (anon + shmem, anon, shmem, file RSS, at)
         self._pending: tuple[int, int, int, int, float] | None = None
-        # the last closed window's referenced file bytes (None before the first)
+        # the last closed window's file bytes in use (None before the first)
         self.last_file: int | None = None
         self.windows = 0
         # each process's closed windows' referenced file bytes
