@@ -8,8 +8,6 @@ where every imported module adds to the footprint being measured.
 from __future__ import annotations
 
 import os
-import threading
-import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -148,20 +146,6 @@ class OwnThreads:
         if state is None:
             state = self.states[tid] = ThreadState(tid)
         return state
-
-    def from_now(self, native_ids: dict[int, int]) -> None:
-        """The threads running now count their CPU time from now, not from their start (as a thread
-        first seen at a sample does). ``native_ids``: ident -> native id where a thread's object
-        holds a stale one (the thread that forked, in the child)."""
-        for ident, thread in list(threading._active.items()):  # type: ignore[attr-defined]
-            tid = native_ids.get(ident) or thread.native_id
-            if tid is None:
-                continue
-            state = self.state(tid)
-            try:
-                state.cpu_ns = time.clock_gettime_ns(state.clock)
-            except OSError:  # not a thread of this process
-                del self.states[tid]
 
     def running(self, state: ThreadState, tid: int) -> bool:
         try:

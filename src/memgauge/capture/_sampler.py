@@ -120,7 +120,6 @@ class Sampler:
         if base_key is INHERITED_KEY:
             # the thread that forked keeps its Thread object, whose native_id is the parent's
             self.native_ids[threading.get_ident()] = threading.get_native_id()
-        self.threads.from_now(self.native_ids)  # what threads used before the sampler is no line's
         self.done = _thread.allocate_lock()  # held while the sampler thread runs
         # the thread waits on it between samples, held, so that stop() wakes it at once instead
         # of after up to an interval (a sampler stopped once per test: 10 ms a test)
