@@ -38,31 +38,37 @@ import tempfile
 from pathlib import Path
 
 WORKLOAD = Path(__file__).parent / "workloads" / "training_loop.py"
-# no-lines: as shipped (FLOPs on one step) without the line sampler (``--no-lines``)
-MODES = ("plain", "torch-off", "no-flops", "flops", "no-lines")
+# no-lines: as shipped (FLOPs on one step) without the line sampler (``--no-lines``); bare: neither
+# torch hooks nor line sampler (the watcher outside, memgauge's import hooks inside)
+MODES = ("plain", "torch-off", "no-flops", "flops", "no-lines", "bare")
 
 
 # fixed glibc thresholds: no memory handed back to the kernel and faulted in again each step
 PINNED_MALLOC = {"MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MALLOC_MMAP_THRESHOLD_": str(64 << 20)}
 
 
-def loop_seconds(mode: str, steps: int, malloc: str = "default") -> tuple[float, float]:
-    """The loop's seconds and its minor page faults per step."""
+def command(mode: str, steps: int, tmp: str, malloc: str = "default") -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of one run of the workload in ``mode`` (its profile, if
+    any, written under ``tmp``)."""
     env = dict(os.environ)
     if malloc == "pinned":
         env.update(PINNED_MALLOC)
+    if mode == "plain":
+        return [sys.executable, str(WORKLOAD), str(steps)], env
+    cmd = [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(Path(tmp) / "p.json")]
+    if mode in ("torch-off", "bare"):
+        cmd.append("--torch=off")
+    if mode in ("no-lines", "bare"):
+        cmd.append("--no-lines")
+    if mode == "no-flops":
+        env["MEMGAUGE_FLOP_STEP"] = "off"
+    return [*cmd, str(WORKLOAD), str(steps)], env
+
+
+def loop_seconds(mode: str, steps: int, malloc: str = "default") -> tuple[float, float]:
+    """The loop's seconds and its minor page faults per step."""
     with tempfile.TemporaryDirectory() as tmp:
-        if mode == "plain":
-            cmd = [sys.executable, str(WORKLOAD), str(steps)]
-        else:
-            cmd = [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(Path(tmp) / "p.json")]
-            if mode == "torch-off":
-                cmd.append("--torch=off")
-            if mode == "no-lines":
-                cmd.append("--no-lines")
-            if mode == "no-flops":
-                env["MEMGAUGE_FLOP_STEP"] = "off"
-            cmd += [str(WORKLOAD), str(steps)]
+        cmd, env = command(mode, steps, tmp, malloc)
         out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout
     result = json.loads(out.strip().splitlines()[-1])
     return float(result["loop_seconds"]), float(result["faults_per_step"])
