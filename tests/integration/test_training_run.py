@@ -1,8 +1,9 @@
 """Training throughput from real ``memgauge run``s of CPU loops whose truth the programs measure
 themselves: a torch DataLoader that sleeps per batch (the data-wait share against the loop's own
 timing of ``next``), a Linear stack whose input requires grad (FLOPs = 6 x batch x in x out per
-layer), and a loop without torch (``memgauge.timed_iter``, ``memgauge.step(samples=)`` and
-``memgauge.step(kind)`` counters), whose rates are compared with its own."""
+layer; its optimizer's matrix product not counted: MFU's model FLOPs), and a loop without torch
+(``memgauge.timed_iter``, ``memgauge.step(samples=)`` and ``memgauge.step(kind)`` counters), whose
+rates are compared with its own."""
 
 from __future__ import annotations
 
@@ -33,7 +34,15 @@ class Slow(Dataset):
 torch.manual_seed(0)
 widths = {WIDTHS}
 model = torch.nn.Sequential(*[torch.nn.Linear(i, o) for i, o in zip(widths, widths[1:])])
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+
+class MatrixUpdate(torch.optim.SGD):
+    # an update that multiplies matrices (as Shampoo's and Muon's do): not the model's FLOPs
+    def step(self, closure=None):
+        torch.mm(torch.ones(64, 64), torch.ones(64, 64))
+        return super().step(closure)
+
+opt = MatrixUpdate(model.parameters(), lr=0.01)
 own = []
 start = time.monotonic()
 it = iter(DataLoader(Slow(), batch_size={BATCH}))

@@ -9,9 +9,9 @@
   ``torch.func`` transforms, which refuse saved-tensor hooks, still work outside modules): the pack
   hook counts the storage of each tensor autograd saves, and returns it detached (same storage).
 - **Gradients**: each parameter's post-accumulate-grad hook, and the optimizer's parameters' ``.grad``
-  before it steps. **Optimizer state**: ``optimizer.state`` after each step.
-- **Steps**: torch's global optimizer step hooks; ``torch.autograd.backward`` is wrapped to tell
-  backward from forward. ``memgauge.step()`` ends a step where no optimizer does.
+  before it steps. **Optimizer state**: ``optimizer.state`` after each step. **Steps**: torch's
+  global optimizer step hooks (the pre hook also ends the FLOP count, ``tracker.before_optimizer``);
+  ``torch.autograd.backward`` wrapped to tell backward from forward; else ``memgauge.step()``.
 - **Sampled steps** (summary mode, ``_torch_sampling``): between the steps followed tensor by
   tensor the module and gradient hooks are off (torch's fast call path) and the optimizer hooks
   only mark the step; a step's end reads the process's memory level now and then, to decide.
@@ -191,6 +191,8 @@ class Hooks:
     # -- steps -----------------------------------------------------------------------------------
 
     def step_pre(self, optimizer: torch.optim.Optimizer, args: object, kwargs: object) -> None:
+        if self.tracker.before_optimizer is not None:
+            self.tracker.before_optimizer()
         if not self.tracker.tracking:
             self.tracker.active = True  # a step's phases are timed only where it is followed
             return

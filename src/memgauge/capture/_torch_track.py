@@ -116,6 +116,7 @@ class Tracker:
         self.hooks: Any = None  # what connects this tracker to torch (``_torch_hooks.Hooks``)
         # told of each new step: (kind, when it began or None); ``_training_torch`` sets it
         self.on_step: Callable[[str, float | None], None] | None = None
+        self.before_optimizer: Callable[[], None] | None = None  # at an optimizer's step, once set
         self.gpu = GpuLog()  # the CUDA allocator per device and window (docs/gpu.md)
 
     # -- storages --------------------------------------------------------------------------------
