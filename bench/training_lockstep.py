@@ -5,6 +5,7 @@ blocks of 7.4 to 8.9 ms a step), is the same for both: each measured block is se
 block of the same steps run just before or after it.
 
     python bench/training_lockstep.py [--repeat 10] [--steps 300] [--block 10] [--modes flops]
+    python bench/training_lockstep.py --modes flops,before --before DIR   # DIR: another memgauge tree
 
 Each pair: the two runs of ``workloads/training_loop.py`` (``BENCH_LOCKSTEP``: a Unix socket this
 script serves) wait for each other at their loop's start, then run block 1 plain, block 1 measured,
@@ -42,8 +43,9 @@ FIRST_BLOCKS = 2  # the blocks holding memgauge's first, followed steps and the 
 TIMEOUT = 300.0
 
 
-def pair(mode: str, steps: int, block: int) -> tuple[dict, dict]:
-    """One plain run and one run in ``mode``, in lockstep: their results (``blocks``: seconds)."""
+def pair(mode: str, steps: int, block: int, before: str | None = None) -> tuple[dict, dict]:
+    """One plain run and one run in ``mode``, in lockstep: their results (``blocks``: seconds).
+    ``before``: mode ``before`` is ``flops`` with the memgauge tree ``before/src``."""
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "turns")
         server = socket.socket(socket.AF_UNIX)
@@ -52,7 +54,9 @@ def pair(mode: str, steps: int, block: int) -> tuple[dict, dict]:
         server.settimeout(TIMEOUT)
         procs = {}
         for name in ("plain", mode):
-            cmd, env = command(name, steps, tmp, "pinned")
+            cmd, env = command("flops" if name == "before" else name, steps, tmp, "pinned")
+            if name == "before" and before:
+                env["PYTHONPATH"] = str(Path(before).resolve() / "src")
             env.update(BENCH_LOCKSTEP=path, BENCH_BLOCK=str(block))
             procs[name] = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
         try:
@@ -99,16 +103,19 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--block", type=int, default=10, help="steps a turn")
-    parser.add_argument("--modes", default="flops", help=f"of {', '.join(MODES[1:])}")
+    parser.add_argument("--modes", default="flops", help=f"of {', '.join(MODES[1:])}, before")
+    parser.add_argument("--before", help="mode before: flops with the memgauge tree DIR/src")
     args = parser.parse_args()
-    modes = [m for m in args.modes.split(",") if m in MODES and m != "plain"]
+    modes = [m for m in args.modes.split(",") if m in (*MODES, "before") and m != "plain"]
+    if "before" in modes and not args.before:
+        parser.error("mode before needs --before DIR")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     totals: dict[str, list[float]] = {m: [] for m in modes}
     steady: dict[str, list[float]] = {m: [] for m in modes}
     first: dict[str, list[float]] = {m: [] for m in modes}
     for i in range(args.repeat):
         for mode in modes if i % 2 == 0 else modes[::-1]:
-            plain, measured = pair(mode, args.steps, args.block)
+            plain, measured = pair(mode, args.steps, args.block, args.before)
             ours, theirs = measured["blocks"], plain["blocks"]
             totals[mode].append(sum(ours) / sum(theirs))
             ratios = [a / b for a, b in zip(ours, theirs, strict=True)]

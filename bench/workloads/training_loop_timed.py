@@ -56,15 +56,19 @@ if tracker is not None:
     ):
         for key in list(hooks):
             hooks[key] = timed(name, hooks[key])
-    for owner, attr, name in (
-        (torch.autograd, "backward", "backward wrapper"),
-        (_BaseDataLoaderIter, "__next__", "DataLoader wrapper"),
-    ):
-        wrapper = getattr(owner, attr)
+    hooks = tracker.hooks
+
+    def unwrapped(wrapper, name):
         for cell in wrapper.__closure__:  # the wrapped call, timed apart to be taken off
             if cell.cell_contents is wrapper.__wrapped__:
                 cell.cell_contents = timed(name + " (wrapped)", wrapper.__wrapped__)
-        setattr(owner, attr, timed(name, wrapper))
+        return timed(name, wrapper)
+
+    # the backward wrapper runs in followed steps only (torch's own between them: 0 there)
+    hooks._wrapped_backward = unwrapped(hooks._wrapped_backward, "backward wrapper")
+    if torch.autograd.backward is not hooks._backward:
+        torch.autograd.backward = hooks._wrapped_backward
+    _BaseDataLoaderIter.__next__ = unwrapped(_BaseDataLoaderIter.__next__, "DataLoader wrapper")
 
 sampler = running = None
 if "memgauge.capture._sampling" in sys.modules:
@@ -102,6 +106,9 @@ for i, (x,) in enumerate(DataLoader(data, batch_size=64)):
     now = time.perf_counter()
     times.append(now - last)
     last = now
+    for name in ("backward wrapper", "backward wrapper (wrapped)") if tracker is not None else ():
+        calls = spent.setdefault(name, [])
+        calls.extend([0] * (len(times) - len(calls)))
     if sampler is not None and i >= 19 and (i - 19) % 4 == 0:
         # at the first interval (10 ms), not the steady one: a sample or so in every step of a
         # block, which the account scales to the steady interval by the samples counted

@@ -121,18 +121,34 @@ def test_a_steady_loop_lists_a_sample_and_counts_every_step(tracker: Tracker) ->
         if step in (12, 19):  # step 13 is not followed: the module and gradient hooks are off
             hooks = tracker.hooks
             unhooked = all(not p._post_accumulate_grad_hooks for p in model.parameters())
-            hooked_between.append((len(hooks.module_handles), len(hooks.grad_handles), unhooked))
+            # torch's own backward between followed steps, memgauge's wrapper for a followed one
+            wrapped = torch.autograd.backward is not hooks._backward
+            hooked_between.append((len(hooks.module_handles), len(hooks.grad_handles), unhooked, wrapped))
     memory = torch_memory(tracker.record(), time.monotonic())
     indices = [s.index for s in memory.steps]
     assert set(range(FIRST)) | {20, 40} <= set(indices)
     assert memory.steps_total == 45 and memory.steps_untracked == 45 - len(indices)
     assert memory.steps_untracked >= 30  # a steady loop: no rise brings the followed steps back
     # ...and back on for step 20, each parameter's gradient hook once
-    assert hooked_between == [(0, 0, True), (2, 4, False)]
+    assert hooked_between == [(0, 0, True, False), (2, 4, False, True)]
     # a followed step after untracked ones still sees every role
     later = next(s for s in memory.steps if s.index == 20)
     assert later.peak_by_role["parameters"] == later.peak_by_role["gradients"] > 0
     assert later.peak_by_role["activations"] > 0 and later.peak_by_role["optimizer_state"] > 0
+
+
+def test_torch_s_backward_is_put_back_however_the_last_step_was_followed() -> None:
+    original = torch.autograd.backward
+    for steps in (1, 12):  # the wrapper on (a first step) and off (step 12 not followed)
+        with connected() as tracker:
+            model = _model(8)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for _ in range(steps):
+                opt.zero_grad()
+                model(torch.randn(2, 8)).sum().backward()
+                opt.step()
+            assert (torch.autograd.backward is original) == (not tracker.tracking)
+        assert torch.autograd.backward is original
 
 
 def _leaking_loop(steps: int) -> tuple[float, list[torch.Tensor]]:
