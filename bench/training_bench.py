@@ -2,7 +2,9 @@
 wall time (every step included) under plain ``python``, under ``memgauge run`` with FLOP counting
 off (``MEMGAUGE_FLOP_STEP=off``: step times, data waits and samples only) and with it on one step
 (the default), under ``memgauge run --torch=off`` (no torch hooks at all: memgauge's other
-costs, for reference), and as shipped without the line sampler (``--no-lines``).
+costs, for reference), as shipped without the line sampler (``--no-lines``), and with neither
+(``bare``: the watcher alone). Runs one after another: on a VM whose speed moves within seconds,
+``training_lockstep.py`` (the same modes, the two runs taking turns) resolves far more.
 
     python bench/training_bench.py [--repeat 5] [--steps 300] [--modes plain,flops] [--malloc pinned]
 
