@@ -248,8 +248,8 @@ class Hooks:
 
     def _swap_backward(self, to: Any) -> None:
         """The backward wrapper on (followed steps) or off: an unfollowed step has no phase to time,
-        and the wrapper cost ~25 us of a 8 ms step, its own 8 us run cold after the forward. Left as
-        it is where the program or a library put its own since."""
+        and the wrapper cost 10-30 us of the bench loop's 8 ms step (its own 8 us, run cold after
+        the forward). Left as it is where the program or a library put its own since."""
         if torch.autograd.backward in (self._backward, self._wrapped_backward):
             torch.autograd.backward = to
 
