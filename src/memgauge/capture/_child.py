@@ -16,7 +16,7 @@ import sys
 import time
 import types
 
-from memgauge.capture import _knobs, _phases, _procfs
+from memgauge.capture import _knobs, _phases, _procfs, _start
 from memgauge.capture._events import BOOTSTRAP_FAILED, ENV_EVENTS_DIR, EventWriter
 from memgauge.capture._program import program_environment
 from memgauge.capture._wire import EV_ERROR, EV_EXIT, MODULE_NOT_FOUND
@@ -54,12 +54,6 @@ def _trim_traceback() -> None:
     sys.excepthook = excepthook
 
 
-# the program's globals, kept to the end as a directly run script's are: runpy returns them, and
-# dropped they would free what the program holds at exit before the exit handlers (the sampler's
-# final sample among them) see it
-_main_globals: list[dict[str, object]] = []
-
-
 def main(argv: list[str]) -> None:
     kind, target, *args = argv
     directory = os.environ.get(ENV_EVENTS_DIR, "")
@@ -67,8 +61,6 @@ def main(argv: list[str]) -> None:
     if writer is not None:
         atexit.register(_report_exit, writer)
     _trim_traceback()
-    from memgauge.capture import _start
-
     _start.start_all()  # already done where the runner's sitecustomize ran: then a no-op
     try:
         _run(kind, target, args, writer)
@@ -90,7 +82,7 @@ def _run(kind: str, target: str, args: list[str], writer: EventWriter | None) ->
             sys.exit(BOOTSTRAP_FAILED)
         sys.argv = [target, *args]  # run_module sets argv[0] to the module's file, as python -m does
         _program_starts(_module_file(target))
-        _main_globals.append(runpy.run_module(target, run_name="__main__", alter_sys=True))
+        _start.kept_globals.append(runpy.run_module(target, run_name="__main__", alter_sys=True))
     else:
         path = os.path.abspath(target)  # __file__ stays valid if the program changes directory
         sys.argv = [target, *args]
@@ -102,9 +94,9 @@ def _run(kind: str, target: str, args: list[str], writer: EventWriter | None) ->
             # a swept module-level constant: the script compiled with the asked value in its place
             ran = _knobs.run_script(path)
             if ran is not None:
-                _main_globals.append(ran)
+                _start.kept_globals.append(ran)
                 return
-        _main_globals.append(runpy.run_path(path, run_name="__main__"))
+        _start.kept_globals.append(runpy.run_path(path, run_name="__main__"))
 
 
 def _program_starts(file: str | None) -> None:
