@@ -28,19 +28,16 @@ The first step after each turn runs with caches the other run left cold, in both
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import socket
 import statistics
-import struct
 import subprocess
 import tempfile
 from pathlib import Path
 
+from _lockstep import listen, results
 from training_bench import MODES, command, interval
 
 FIRST_BLOCKS = 2  # the blocks holding memgauge's first, followed steps and the FLOP-counted one
-TIMEOUT = 300.0
 
 
 def pair(mode: str, steps: int, block: int, before: str | None = None) -> tuple[dict, dict]:
@@ -48,10 +45,7 @@ def pair(mode: str, steps: int, block: int, before: str | None = None) -> tuple[
     ``before``: mode ``before`` is ``flops`` with the memgauge tree ``before/src``."""
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "turns")
-        server = socket.socket(socket.AF_UNIX)
-        server.bind(path)
-        server.listen(2)
-        server.settimeout(TIMEOUT)
+        server = listen(path)
         procs = {}
         for name in ("plain", mode):
             cmd, env = command("flops" if name == "before" else name, steps, tmp, "pinned")
@@ -59,43 +53,8 @@ def pair(mode: str, steps: int, block: int, before: str | None = None) -> tuple[
                 env["PYTHONPATH"] = str(Path(before).resolve() / "src")
             env.update(BENCH_LOCKSTEP=path, BENCH_BLOCK=str(block))
             procs[name] = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
-        try:
-            turns = {}
-            for _ in procs:
-                conn, _ = server.accept()
-                conn.settimeout(TIMEOUT)
-                pid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
-                # the plain run is this script's child; the measured loop, memgauge's
-                turns["plain" if pid == procs["plain"].pid else mode] = conn
-            for conn in turns.values():
-                expect(conn, b"r")
-            order, live, rounds = list(turns), set(turns), 0
-            while live:
-                for name in order if rounds % 2 == 0 else order[::-1]:
-                    if name in live:
-                        turns[name].sendall(b"g")
-                        if expect(turns[name], b"d", b"e") == b"e":
-                            live.discard(name)
-                rounds += 1
-            for conn in turns.values():
-                conn.sendall(b"x")  # both done: either may exit
-            outs = {name: proc.communicate(timeout=TIMEOUT)[0] for name, proc in procs.items()}
-        finally:
-            for proc in procs.values():
-                proc.kill()
-            server.close()
-    for name, proc in procs.items():
-        if proc.returncode:
-            raise SystemExit(f"training_lockstep: the {name} run failed (exit {proc.returncode})")
-    plain, measured = (json.loads(outs[name].strip().splitlines()[-1]) for name in ("plain", mode))
-    return plain, measured
-
-
-def expect(conn: socket.socket, *allowed: bytes) -> bytes:
-    got = conn.recv(1)
-    if got not in allowed:
-        raise SystemExit(f"training_lockstep: a run said {got!r}, not one of {allowed!r} (did it fail?)")
-    return got
+        got = results(server, procs, "plain", "training_lockstep")
+    return got["plain"], got[mode]
 
 
 def main() -> None:

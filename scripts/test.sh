@@ -7,7 +7,9 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 # torch tests (a peak made of CPU tensors) run where torch is installed; CI installs the CPU build
 if [ "${MEMGAUGE_TEST_TORCH:-0}" = 1 ]; then
-    .venv/bin/python -m pip install -q --disable-pip-version-check "torch==${MEMGAUGE_TORCH_VERSION:-2.13.0}"
+    # with the framework matrix's libraries, in one resolve so that they keep the pinned torch
+    .venv/bin/python -m pip install -q --disable-pip-version-check "torch==${MEMGAUGE_TORCH_VERSION:-2.13.0}" \
+        -e '.[frameworks]'
 fi
 .venv/bin/ruff check src tests bench examples scripts
 .venv/bin/ruff format --check src tests bench examples scripts

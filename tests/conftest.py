@@ -136,3 +136,37 @@ def browser() -> Iterator[Any]:
             yield b
         finally:
             b.close()
+
+
+# The extras' run in CI runs again exactly the tests a run without torch skipped for its absence:
+# `--record-torch-skips FILE` writes their node ids (a whole module where it skipped on import).
+_TORCH_ABSENT = ("could not import 'torch'", "torch is not installed")
+_torch_skips: list[str] = []
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-torch-skips",
+        metavar="FILE",
+        help="write the node ids of the tests skipped because torch is not installed to FILE",
+    )
+
+
+def _skipped_for_torch(report: pytest.CollectReport | pytest.TestReport) -> bool:
+    return report.skipped and any(reason in str(report.longrepr) for reason in _TORCH_ABSENT)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if _skipped_for_torch(report):
+        _torch_skips.append(report.nodeid)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when in ("setup", "call") and _skipped_for_torch(report):
+        _torch_skips.append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    path = session.config.getoption("--record-torch-skips")
+    if path:
+        Path(path).write_text("".join(f"{nodeid}\n" for nodeid in _torch_skips))

@@ -5,15 +5,22 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
-from pathlib import Path
-from typing import Any
 
 from memgauge._errors import OutputError
+
+# tempfile and pathlib are imported where a file is written: ``memgauge run`` checks its output
+# paths before the program starts, and those modules (~5 ms) would delay the program's start
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str, what: str = "file") -> Path:
     """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``."""
+    import tempfile
+    from pathlib import Path
+
     target = Path(path)
     tmp = None
     try:

@@ -6,6 +6,7 @@
 
     pytest --memgauge-budget "rss=1GiB"                     # a default for every test (ini: memgauge_budget)
     pytest --memgauge-json budgets.json                     # every budgeted test's figures
+    pytest --memgauge-allow-unmeasured                      # accept limits this host cannot measure
 
 Only budgeted tests are measured: the test's call (not its fixtures' set-up or tear-down) runs
 inside ``memgauge.profile(lines=True, children=True)``. Its ``rss`` is its *growth*: the resident
@@ -13,6 +14,11 @@ peak of the process tree during the call minus the tree's resident size when the
 what pytest, earlier tests and module-level caches already held is not the test's; processes the
 test starts count in full. ``phase.rss`` is counted the same way, from the process's resident size
 at the start. ``wall`` and ``cpu`` are the call's (CPU of the process and of its descendants).
+
+A limit the plugin could not measure (a ``gpu`` limit without a GPU, a phase the test never entered)
+fails the test, as a breach does, unless allowed (``--memgauge-allow-unmeasured``, the ini option
+``memgauge_allow_unmeasured``, or the marker's ``allow_unmeasured=True``): a budget nobody could
+check is not a pass.
 
 ``--memgauge-json`` lists, per budgeted test, its figures and its ``checks``: the gate's results as
 ``memgauge check --format json`` gives them (``CheckResult.to_dict``, one serialiser for both), each
@@ -33,7 +39,7 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Generator
 
-    from memgauge.gate import Budget, CheckResult, Verdict
+    from memgauge.gate import Budget
     from memgauge.model import Profile
     from memgauge.runner import profile as measurement
 
@@ -50,6 +56,9 @@ _SUMMARY_ROWS = 20
 _STATE = pytest.StashKey["_Session"]()
 _BUDGET = pytest.StashKey["Budget"]()
 _RECORD = pytest.StashKey[dict[str, Any]]()
+_ALLOW = pytest.StashKey[bool]()
+# the marker's keyword that is not a limit
+_ALLOW_KEY = "allow_unmeasured"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -69,7 +78,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="write every budgeted test's figures (rss growth, wall, cpu, limits, status, line) as JSON",
     )
+    group.addoption(
+        "--memgauge-allow-unmeasured",
+        dest="memgauge_allow_unmeasured",
+        action="store_true",
+        default=None,
+        help="accept a limit this host cannot measure (a gpu limit without a GPU, a phase that never "
+        "ran); without it such a test fails",
+    )
     parser.addini("memgauge_budget", "default budget of every test, e.g. rss=1GiB (memgauge)", default="")
+    parser.addini(
+        "memgauge_allow_unmeasured",
+        "accept limits this host cannot measure (memgauge)",
+        type="bool",
+        default=False,
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -95,7 +118,11 @@ def pytest_configure(config: pytest.Config) -> None:
                 check_output(json_path, "--memgauge-json")
             except OutputError as e:
                 raise pytest.UsageError(f"memgauge: {e.message}") from None
+    allow = config.getoption("memgauge_allow_unmeasured")
     session = _Session(config, default or None, json_path)
+    session.allow_unmeasured = (
+        bool(allow) if allow is not None else bool(config.getini("memgauge_allow_unmeasured"))
+    )
     config.stash[_STATE] = session
     config.pluginmanager.register(session, "memgauge-session")
 
@@ -119,6 +146,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         budget = _item_budget(item, state.default)
         if budget:
             item.stash[_BUDGET] = budget
+            item.stash[_ALLOW] = _item_allows(item, state.allow_unmeasured)
+
+
+def _item_allows(item: pytest.Item, default: bool) -> bool:
+    """Whether the test accepts unmeasured limits: the closest marker that says, else ``default``."""
+    for mark in item.iter_markers(MARKER):
+        if _ALLOW_KEY in mark.kwargs:
+            return bool(mark.kwargs[_ALLOW_KEY])
+    return default
 
 
 def _item_budget(item: pytest.Item, default: Budget | None) -> Budget | None:
@@ -141,8 +177,9 @@ def _item_budget(item: pytest.Item, default: Budget | None) -> Budget | None:
             budget = Budget()  # out of the default, and of the farther markers
         elif mark.args and mark.args[0].strip():
             budget = budget.merged(_parse(mark.args[0], source))
-        dropped = {key for key, value in mark.kwargs.items() if value is None}
-        tokens = [f"{key}={value}" for key, value in mark.kwargs.items() if value is not None]
+        limits = {key: value for key, value in mark.kwargs.items() if key != _ALLOW_KEY}
+        dropped = {key for key, value in limits.items() if value is None}
+        tokens = [f"{key}={value}" for key, value in limits.items() if value is not None]
         if tokens:
             budget = budget.merged(_parse(tokens, source))
         if dropped:
@@ -170,7 +207,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
         return
     kills = own_oom_kills() - kills
     state = item.config.stash[_STATE]
-    item.stash[_RECORD] = _judge(item, budget, prof.profile, prof, state.rootdir, kills)
+    allow = item.stash.get(_ALLOW, False)
+    item.stash[_RECORD] = _judge(item, budget, prof.profile, prof, state.rootdir, kills, allow)
 
 
 def _skipped(outcome: Any) -> bool:
@@ -201,12 +239,18 @@ def _growth(profile: Profile, start_tree: int, start_process: int) -> Profile:
 
 
 def _judge(
-    item: pytest.Item, budget: Budget, profile: Profile, prof: measurement, rootdir: str, kills: int = 0
+    item: pytest.Item,
+    budget: Budget,
+    profile: Profile,
+    prof: measurement,
+    rootdir: str,
+    kills: int = 0,
+    allow_unmeasured: bool = False,
 ) -> dict[str, Any]:
     """The test's record: its figures, and per limit the gate's own result (``CheckResult.to_dict``,
     as ``memgauge check --format json`` lists it) with ``where``, the blamed line relative to the
     rootdir. ``kills``: OOM kills in this process's memory cgroups while the test ran."""
-    from memgauge._plugin_blame import own_line
+    from memgauge._plugin_blame import blamed_line, message, own_line
     from memgauge.gate import judge
 
     start_tree = prof.start_resident_bytes
@@ -220,11 +264,15 @@ def _judge(
             ceiling = {"bytes": max(0, limit - start_tree), "reached": True}
             measurement = {"cgroup_limit": ceiling, "oom_kills": kills}
             grown.environment = {**grown.environment, "measurement": measurement}
-    verdict = own_line(getattr(getattr(item, "obj", None), "__code__", None), judge(grown, budget))
-    checks = [{**result.to_dict(), "where": _blamed_line(result, rootdir)} for result in verdict.results]
+    verdict = own_line(
+        getattr(getattr(item, "obj", None), "__code__", None),
+        judge(grown, budget, allow_unmeasured=allow_unmeasured),
+    )
+    checks = [{**result.to_dict(), "where": blamed_line(result, rootdir)} for result in verdict.results]
     return {
         "nodeid": item.nodeid,
-        "status": "pass" if verdict.ok else "fail",
+        # "unmeasured": nothing failed, but a limit could not be measured and that was not allowed
+        "status": "pass" if verdict.ok else "unmeasured" if verdict.unjudged else "fail",
         "rss_bytes": grown.peak.resident_bytes,
         "tree_peak_bytes": profile.peak.resident_bytes,
         "start_bytes": start_tree,
@@ -232,72 +280,8 @@ def _judge(
         "cpu_seconds": profile.cpu.user_seconds + profile.cpu.system_seconds,
         "limits": {check["key"]: check["limit"] for check in checks},
         "checks": checks,
-        "message": _message(verdict, grown, start_tree, rootdir) if not verdict.ok else "",
+        "message": message(verdict, grown, start_tree, rootdir) if not verdict.ok else "",
     }
-
-
-def _blamed_line(result: CheckResult, rootdir: str) -> str | None:
-    blame = result.blame
-    if blame is None or not blame.file:
-        return None
-    return _where(blame.file, blame.line or 0, rootdir)
-
-
-def _message(verdict: Verdict, grown: Profile, start_tree: int, rootdir: str) -> str:
-    from memgauge._units import format_bytes
-    from memgauge.gate import format_amount
-
-    lines = []
-    for result in verdict.results:
-        if result.status != "fail" or result.measured is None:
-            continue
-        limit = result.limit
-        kind = "memory" if limit.unit == "bytes" else "time"
-        over = float(result.measured) - limit.value
-        at_least = "at least " if result.at_least else ""
-        text = (
-            f"{kind} budget exceeded: {limit.key} {at_least}{format_amount(result.measured, limit.unit)} > "
-            f"{format_amount(limit.value, limit.unit)} (over by {at_least}{format_amount(over, limit.unit)})"
-        )
-        if result.at_least:
-            text += f": {result.note}"
-        blame = result.blame
-        if blame is not None and blame.phase and limit.phase is None:
-            text += f" in phase {blame.phase}"
-        if blame is not None and blame.file:
-            text += f" at {_where(blame.file, blame.line or 0, rootdir)}"
-            if blame.source:
-                text += f" {_quoted(blame.source)}"
-            own = grown.processes[0].pid if grown.processes else None
-            if blame.pid is not None and blame.pid != own:
-                text += f" (process {blame.pid})"
-        elif limit.metric == "rss" and not grown.lines:
-            # a sampler of memgauge run's already samples this process: the lines are in its profile
-            text += " (no line: this process's lines are sampled elsewhere)"
-        elif limit.metric == "rss":
-            # the sampler saw no line above the start: a peak shorter than its interval, or made and
-            # released by C code that kept the GIL (the process's own VmHWM still caught it)
-            text += " (no line: the peak was too brief for the line sampler)"
-        lines.append(text)
-    if any(r.status == "fail" and r.limit.metric == "rss" for r in verdict.results):
-        peak = grown.peak.resident_bytes + start_tree
-        lines.append(
-            f"  rss is the test's growth: the resident peak of its process tree, {format_bytes(peak)}, "
-            f"minus the {format_bytes(start_tree)} it held when the test began (processes the test "
-            "starts count in full)"
-        )
-    return "\n".join(lines)
-
-
-def _where(file: str, line: int, rootdir: str) -> str:
-    from memgauge.analysis import short_path
-
-    return f"{short_path(file, rootdir)}:{line}" if line else short_path(file, rootdir)
-
-
-def _quoted(source: str, width: int = 60) -> str:
-    text = " ".join(source.split())
-    return "'" + (text if len(text) <= width else text[: width - 3] + "...") + "'"
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -311,7 +295,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return
     report: pytest.TestReport = outcome.get_result()
     setattr(report, _REPORT_ATTR, record)
-    if record["status"] != "fail":
+    if record["status"] not in ("fail", "unmeasured"):
         return
     if report.passed and not hasattr(report, "wasxfail"):
         # the test ran to its end: the breach is its failure
@@ -333,6 +317,7 @@ class _Session:
         self.default = default
         self.json_path = json_path
         self.rootdir = str(config.rootpath)
+        self.allow_unmeasured = False
         self.records: list[dict[str, Any]] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -347,9 +332,9 @@ class _Session:
         from memgauge.gate import format_amount
 
         terminalreporter.section("memgauge: budgeted tests")
-        failed = [r for r in self.records if r["status"] == "fail"]
+        failed = [r for r in self.records if r["status"] != "pass"]
         shown = failed + sorted(
-            (r for r in self.records if r["status"] != "fail"), key=lambda r: -int(r["rss_bytes"])
+            (r for r in self.records if r["status"] == "pass"), key=lambda r: -int(r["rss_bytes"])
         )
         rows = shown[: max(_SUMMARY_ROWS, len(failed))]
         terminalreporter.write_line(f"{'rss':>9}  {'wall':>8}  {'cpu':>8}  status  test")

@@ -17,6 +17,7 @@ from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import Advice, Evidence, advise
 from memgauge.model._profile import (
     Attribution,
+    HeldLine,
     ImportRecord,
     LineStats,
     ProcessSeries,
@@ -282,6 +283,35 @@ def test_line_that_released_what_it_held_at_the_peak() -> None:
         Evidence("kept after the line ran", "10.0 MiB"),
         Evidence("process peak", "400 MiB"),
     )
+
+
+def test_a_line_still_held_at_exit_is_not_called_temporaries() -> None:
+    # a script that failed with its arrays alive: its lines' bytes never went away, and the
+    # report lists them under "still held at exit"; advice calling them "released soon after"
+    # contradicted that table
+    p = make_profile(
+        peaks={1: 400 * MIB},
+        attribution=[held(WORK, 20, 300 * MIB, "b = a * 2")],
+        lines=[ran(WORK, 20, growth=10 * MIB, cpu=1.0)],
+        held_at_exit=[HeldLine(1, WORK, 20, "<module>", 300 * MIB, "b = a * 2")],
+    )
+    assert [a.kind for a in advise(p, CWD)] == []
+
+
+def test_temporaries_of_several_lines_are_one_advice_largest_first() -> None:
+    # the same words ("Work in chunks, ...") once, not once a line
+    p = make_profile(
+        peaks={1: 900 * MIB},
+        attribution=[
+            held(WORK, 20, 300 * MIB, "y = f(x)"),
+            held(WORK, 30, 500 * MIB, "z = g(x)"),
+        ],
+        lines=[ran(WORK, 20, growth=0), ran(WORK, 30, growth=0)],
+    )
+    (a,) = advise(p, CWD)
+    assert (a.kind, a.where) == ("temporaries", "work.py:30")
+    assert a.title == "500 MiB of temporaries at the peak line, released soon after"
+    assert evidence(a)["other lines of temporaries at the peak"] == "work.py:20 300 MiB"
 
 
 def test_a_line_that_released_more_than_it_grew_kept_nothing() -> None:

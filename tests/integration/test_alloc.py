@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from memgauge.capture._alloc import ENV_ALLOC
+from memgauge._env import ENV_ALLOC, ENV_EVENTS_DIR
 from memgauge.capture._alloc_read import _Capture, _reconcile, read_allocations
-from memgauge.capture._events import BOOTSTRAP_MODULE, ENV_EVENTS_DIR
+from memgauge.capture._events import BOOTSTRAP_MODULE
 from memgauge.capture._events_read import read_events
 from memgauge.capture._frames import is_library, is_own
 from memgauge.model._profile import AllocationPeak, Attribution, CaptureWarning, Reconciliation

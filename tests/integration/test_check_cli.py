@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from memgauge._units import format_bytes
 from tests.conftest import MIB, PROGRAMS, marker
 
 GROW = PROGRAMS / "grow.py"
@@ -281,10 +282,15 @@ def test_a_child_past_the_enforced_limit_is_over_budget_never_within(mode: str, 
     else:
         assert "child exit 0" in r.stdout
         assert measurement["oom_kills"] == 0
-        assert rss["note"] == "usage reached the enforced limit 200 MiB: at least 200 MiB"
-    # shown as at least the measured figure: the limit, or the need where it is above the limit
+        least = format_bytes(int(rss["measured"]))
+        assert rss["note"] == f"usage reached the enforced limit 200 MiB: at least {least}"
+    # shown as at least the measured figure: the limit, or the need where it is above the limit,
+    # the same figure in the table, its note and the JSON
     shown = re.search(r"rss +200 MiB +≥ (\d+) MiB", r.stderr)
     assert shown is not None and int(shown.group(1)) >= 200, r.stderr
+    assert f"≥ {format_bytes(int(rss['measured']))}" in r.stderr
+    if mode == "kill":
+        assert rss["note"].endswith(f": at least {format_bytes(int(rss['measured']))}")
     assert "OVER BUDGET" in r.stderr
 
 

@@ -11,7 +11,7 @@ import pytest
 from memgauge._errors import InternalError, UsageError
 from memgauge.cli import main
 from memgauge.cli._common import Command, Parser, build_parser, split_argv
-from memgauge.cli.commands import COMMANDS
+from memgauge.cli.commands import all_commands
 from tests.conftest import PROGRAMS
 
 
@@ -103,7 +103,7 @@ def test_a_command_on_path_runs_without_double_dash(tmp_path: Path) -> None:
 
 # -- where memgauge's options end and the program's begin ------------------------------------------
 
-_SPLIT_AT_TARGET = [c for c in COMMANDS if c.program == "target"]
+_SPLIT_AT_TARGET = [c for c in all_commands() if c.program == "target"]
 
 
 @pytest.mark.parametrize("command", _SPLIT_AT_TARGET, ids=[c.name for c in _SPLIT_AT_TARGET])
@@ -135,13 +135,13 @@ def test_the_argv_split_knows_every_option_of_the_commands_parser(command: Comma
     ],
 )
 def test_run_argv_split(argv: list[str], ours: list[str], program: list[str]) -> None:
-    run = next(c for c in COMMANDS if c.name == "run")
+    run = next(c for c in all_commands() if c.name == "run")
     assert split_argv(build_parser(run), argv, "target") == (ours, program)
 
 
 @pytest.mark.parametrize("argv", [["--bogus", "x.py"], ["--quiet=1", "x.py"], ["-qx", "x.py"]])
 def test_run_argv_split_refuses_what_is_not_an_option_of_run(argv: list[str]) -> None:
-    run = next(c for c in COMMANDS if c.name == "run")
+    run = next(c for c in all_commands() if c.name == "run")
     with pytest.raises(UsageError, match="unknown option"):
         split_argv(build_parser(run), argv, "target")
 
@@ -161,12 +161,12 @@ def test_an_option_with_a_variable_number_of_values_cannot_precede_a_program() -
 
 
 def test_every_command_is_listed_once_in_the_top_level_help(capsys: pytest.CaptureFixture[str]) -> None:
-    names = [c.name for c in COMMANDS]
-    service = ["serve", "submit", "policy", "token"]
-    assert names == ["run", "view", "compare", "check", "fit-limit", "fit", "sweep", *service]
+    names = [c.name for c in all_commands()]
+    service = ["serve", "submit", "policy", "machine", "token"]
+    assert names == ["run", "view", "compare", "check", "fit-limit", "fit", "sweep", "plan", *service]
     assert main(["--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    for command in COMMANDS:
+    for command in all_commands():
         assert f"{command.name}: {command.summary}" in out
 
 

@@ -141,3 +141,21 @@ def test_fit_remedies_alone_prints_the_table_and_writes_it_to_json(tmp_path: Pat
     names = [row["name"] for row in data["remedies"]["rows"]]
     assert names == ["baseline", "checkpoint"]
     assert data["remedies"]["rows"][0]["effective_batch"] == 256
+
+
+def test_remedies_hook_a_compiled_model_from_outside_its_compiled_region(tmp_path: Path) -> None:
+    # the same loop with torch.compile(model): the hooks keep out of what Dynamo traces (where the
+    # tracker's broke the program) and hook the model it compiles, at its OptimizedModule's call
+    script = tmp_path / "train.py"
+    script.write_text(TRAIN.replace("model = Net()", 'model = torch.compile(Net(), backend="aot_eager")'))
+    target = Target("script", str(script))
+    plan = RemedyPlan(target, ["checkpoint", "autocast"], parameter="BATCH", value=256, cwd=str(tmp_path))
+    table = run_remedies(plan)
+    rows: dict[str, RemedyRow] = {row.name: row for row in table.rows}
+    assert rows["baseline"].tensor_peak_bytes is not None
+    assert rows["checkpoint"].hooked == [f"checkpoint: Net.blocks.{i}" for i in range(6)] + [
+        "checkpoint: Net.head"
+    ]
+    assert rows["autocast"].hooked == ["autocast: Net.forward (cpu, bfloat16)"]
+    for name in ("checkpoint", "autocast"):
+        assert rows[name].applied and rows[name].tensor_peak_bytes is not None, rows[name]

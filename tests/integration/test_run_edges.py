@@ -169,3 +169,55 @@ def test_phase_peak_survives_a_profile_opened_inside_it(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     (outer,) = r.profile["phases"]  # type: ignore[index]
     assert outer["peak_resident_bytes"] >= 300 * MIB
+
+
+def test_a_terminal_of_0_columns_still_gets_the_report_and_the_profile_line(tmp_path: Path) -> None:
+    # a fresh pty reports 0 columns and 0 rows, as a serial console does: the report was dropped
+    # whole, the `profile:` line with it (a ValueError from the width, swallowed)
+    import pty
+
+    script = tmp_path / "hello.py"
+    script.write_text("x = bytearray(20 << 20)\nprint('hello')\n")
+    master, slave = pty.openpty()
+    assert os.get_terminal_size(slave).columns == 0
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memgauge", "run", "--json", str(tmp_path / "p.json"), str(script)],
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            cwd=tmp_path,
+        )
+        os.close(slave)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every writer closed the pty
+                break
+            if not chunk:
+                break
+            err += chunk
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        os.close(master)
+    text = err.decode(errors="replace")
+    assert proc.returncode == 0 and out == b"hello\n"
+    assert "resident peak" in text and f"profile: {tmp_path / 'p.json'}" in text
+
+
+def test_a_report_that_fails_to_render_still_says_where_the_profile_is(tmp_path: Path) -> None:
+    # the renderer is made to fail through a real import hook in the child: the run's exit code
+    # stands, the profile is saved, and stderr says why the report is missing
+    hook = tmp_path / "sitecustomize.py"
+    hook.write_text(
+        "import memgauge.render as r\n"
+        "def broken(self, profile):\n"
+        "    raise RuntimeError('renderer defect')\n"
+        "r.TerminalRenderer.render = broken\n"
+    )
+    script = tmp_path / "hello.py"
+    script.write_text("print('hello')\n")
+    r = run_memgauge([str(script)], tmp_path, env={"PYTHONPATH": str(tmp_path)})
+    assert r.returncode == 0 and r.stdout == "hello\n", r.stderr
+    assert "memgauge: the report could not be rendered (RuntimeError: renderer defect)" in r.stderr
+    assert f"profile: {tmp_path / 'profile.json'}" in r.stderr and r.profile is not None

@@ -171,8 +171,11 @@ def test_a_script_over_before_the_first_sample_is_charged_its_bytes(tmp_path: Pa
     # program, 7 runs of 10 put all of it on `<startup>` (the interpreter's start)
     script = tmp_path / "short.py"
     script.write_text('block = b"\\x01" * (20 << 20)\n')
+    # the in-process sampler's case: read from outside, a script over within one of py-spy's
+    # sampling periods is not always seen, and part of its bytes stays on `<startup>`
+    # (docs/measurement.md, "what is lost reading from outside")
     for _ in range(4):
-        r = run_memgauge([str(script)], tmp_path)
+        r = run_memgauge([str(script)], tmp_path, env={"MEMGAUGE_LINE_SAMPLER": "inside"})
         assert r.returncode == 0 and r.profile is not None, r.stderr
         mine = sum(a["bytes"] for a in r.profile["peak"]["attribution"] if a["file"] == str(script))
         assert mine >= 19 * MIB, r.profile["peak"]["attribution"]

@@ -360,8 +360,13 @@ def test_reader_and_schema_reject(
 
 
 def test_older_versions_read_without_their_missing_parts(cli_profile: Path) -> None:
-    v6 = json.loads(cli_profile.read_text())
-    assert v6["schema_version"] == 6 and v6["peak"]["needs_bytes"] > 0
+    v7 = json.loads(cli_profile.read_text())
+    assert v7["schema_version"] == 7 and v7["overhead"]["steps"]["bootstrap"] >= 0
+    v6 = copy.deepcopy(v7)
+    v6["schema_version"] = 6
+    del v6["overhead"]
+    assert Profile.from_dict(v6).overhead is None
+    assert v6["peak"]["needs_bytes"] > 0
     v5 = copy.deepcopy(v6)
     v5["schema_version"] = 5
     for key in [k for k in v5["peak"] if k.startswith("needs_") or k == "page_cache_bytes"]:

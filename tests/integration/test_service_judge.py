@@ -24,7 +24,7 @@ PROBLEM = unshare_problem(("--net", "--mount")) if sys.platform == "linux" else 
 pytestmark = pytest.mark.skipif(not ROOT or bool(PROBLEM), reason=f"needs root and namespaces ({PROBLEM})")
 
 
-def judged(child_mib: int, budget: str = "rss=200MiB") -> dict[str, object]:
+def judged(child_mib: int, budget: str = "rss=200MiB", allow_unmeasured: bool = False) -> dict[str, object]:
     code = (PROGRAMS / "child_over_limit.py").read_text()
     # the child's size as an argument-free constant: the sandbox scrubs the environment
     code = code.replace('os.environ.get("CHILD_MIB", "300")', repr(str(child_mib)))
@@ -35,7 +35,7 @@ def judged(child_mib: int, budget: str = "rss=200MiB") -> dict[str, object]:
         upload=Upload("main.py", code.encode()),
     )
     result = execute_job(job)
-    sub = Submission(policy="test", budget=budget)
+    sub = Submission(policy="test", budget=budget, allow_unmeasured=allow_unmeasured)
     return outcome_values(sub, result)
 
 
@@ -60,3 +60,17 @@ def test_a_child_killed_under_a_budget_without_rss_is_an_error() -> None:
     values = judged(300, budget="wall=60s")
     assert values["verdict"] == "error", values
     assert "OOM killer" in str(values["reason"])
+
+
+def test_a_limit_the_host_cannot_measure_is_unmeasured_unless_the_policy_allows_it() -> None:
+    # no GPU in the run: its gpu limit has no figure; the rss limit passes
+    values = judged(50, budget="rss=200MiB gpu=1MiB")
+    assert values["verdict"] == "unmeasured", values
+    assert "could not measure gpu (no GPU figure" in str(values["reason"])
+    verdict = json.loads(str(values["verdict_json"]))
+    assert [r["status"] for r in verdict["results"]] == ["pass", "unmeasured"]
+    assert (verdict["ok"], verdict["allow_unmeasured"]) == (False, False)
+    allowed = judged(50, budget="rss=200MiB gpu=1MiB", allow_unmeasured=True)
+    assert allowed["verdict"] == "pass", allowed
+    # a breach is a fail whatever the policy allows
+    assert judged(300, budget="rss=200MiB gpu=1MiB", allow_unmeasured=True)["verdict"] == "fail"

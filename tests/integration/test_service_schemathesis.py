@@ -13,7 +13,7 @@ Bounded and deterministic: Hypothesis is derandomized, with at most ``MAX_EXAMPL
 per operation (plus Schemathesis's coverage cases), no deadline. Nothing is excluded. A DELETE of
 the test's own tokens is redirected to a spare token, so that the rest of the run is not a wall of
 401s; random ids and names would almost never exist, so half of the well-formed ones are pointed at
-seeded submissions and a seeded policy, and half of the generated budgets are made valid.
+seeded submissions and a seeded policy (and machine), and half of the generated budgets are made valid.
 """
 
 from __future__ import annotations
@@ -91,8 +91,12 @@ def live(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 
 def _seed(server: Server) -> Live:
     with server.client() as admin:
+        # a machine of the seeded name, which "default" admits its passes to: the machines' routes
+        # and releasing reach a machine that exists and shares that are held
+        assert admin.put(f"/api/v1/machines/{POLICY}", json={"memory": "10GiB", "cores": 2}).is_success
         for name in ("default", POLICY):
-            assert admin.put(f"/api/v1/policies/{name}", json={"budget": BUDGETS[0]}).is_success
+            body = {"budget": BUDGETS[0], "machine": POLICY if name == "default" else None}
+            assert admin.put(f"/api/v1/policies/{name}", json=body).is_success
         made = admin.post("/api/v1/tokens", json={"name": "submitter", "role": "submitter"}).json()
         spare = admin.post("/api/v1/tokens", json={"name": "spare", "role": "submitter"}).json()
         me = admin.get("/api/v1/me").json()

@@ -81,7 +81,7 @@ def test_the_html_report_draws_roles_over_steps_and_lists_roles_and_modules(
     roles = opened.page.inner_text("#torch table:first-of-type tbody tr:first-child")
     assert "parameters" in roles and format_bytes(params(192)) in roles
     modules = opened.page.inner_text("#torch")
-    assert "modules at the peak" in modules and "Sequential.0" in modules
+    assert "modules at the torch peak" in modules and "Sequential.0" in modules
 
 
 def test_the_markdown_report_has_the_roles_table(runs: dict[int, Path]) -> None:

@@ -551,7 +551,7 @@ def test_compare_same_file_name_in_two_directories_uses_the_paths(runs: Runs, tm
             ["--help"],
             [
                 "usage: memgauge",
-                "{run,view,compare,check,fit-limit,fit,sweep,serve,submit,policy,token}",
+                "{run,view,compare,check,fit-limit,fit,sweep,plan,serve,submit,policy,machine,token}",
                 "view: report a saved profile",
             ],
         ),

@@ -14,7 +14,11 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 PKG = SRC / "memgauge"
 # modules over the size limit, each saying why in its first lines
 MAX_LINES = 400
-SIZE_EXCEPTIONS: dict[str, str] = {}
+SIZE_EXCEPTIONS: dict[str, str] = {
+    # a lazy face names each export three times (for type checkers, the module table, __all__):
+    # its length is the width of the face, which shrinks as features move into their sections
+    "memgauge.analysis": "a lazy face of ~145 names",
+}
 
 
 def _modules() -> dict[str, Path]:

@@ -124,11 +124,24 @@ def test_pass_fail_and_equal(spec: str, status: str, margin: float) -> None:
     assert (r.blame is None) == (status == "pass")
 
 
-def test_gpu_is_unmeasured_and_never_fails() -> None:
+def test_gpu_is_unmeasured_never_fails_and_never_passes_unless_allowed() -> None:
     v = judge(make(), parse_budget("gpu=1B fit.gpu=1B"))
     assert [(r.status, r.measured, r.margin) for r in v.results] == [("unmeasured", None, None)] * 2
     assert v.results[0].note == "no GPU figure in this profile (no GPU used by the run)"
-    assert v.ok
+    # a gate that could not look does not say yes
+    assert (v.ok, v.failed, v.unjudged) == (False, (), True)
+    assert (
+        result_line(v) == "NOT JUDGED: 2 of 2 limits could not be measured; --allow-unmeasured accepts that"
+    )
+    allowed = judge(make(), parse_budget("gpu=1B fit.gpu=1B"), allow_unmeasured=True)
+    assert (allowed.ok, allowed.unjudged) == (True, False)
+    assert result_line(allowed) == "within budget (2 not measured, allowed)"
+
+
+def test_a_breach_beside_an_unmeasured_limit_is_over_budget() -> None:
+    v = judge(make(rss=400 * MIB), parse_budget("rss=300MiB gpu=1B"))
+    assert (v.ok, len(v.failed), v.unjudged) == (False, 1, False)
+    assert result_line(v) == "OVER BUDGET: 1 of 2 limits (1 not measured)"
 
 
 def test_phase_limits_over_repeated_names_and_processes() -> None:
@@ -361,7 +374,8 @@ def test_stopped_by_a_limit_the_budget_does_not_hold_is_a_failed_program() -> No
     v = judge(make(), parse_budget("rss=1GiB"))
     assert v.ok and not v.program_failed
     v = judge(make(exit=stopped), parse_budget("rss=1GiB fit.wall=1s"))
-    assert v.ok
+    # no limit failed (fit.wall: the phase never ran, unmeasured); the program did
+    assert not v.failed
     assert v.program_failed
     assert v.program_status == "stopped by memgauge: wall time crossed the limit 1.00 s"
 
@@ -536,7 +550,7 @@ def test_to_dict_is_json_without_nan() -> None:
         "limits": 5,
         "failed": 1,
     }
-    assert data["unmeasured"] == 2
+    assert (data["unmeasured"], data["allow_unmeasured"]) == (2, False)
     rss = data["results"][0]
     assert rss == {
         "key": "rss",
@@ -593,7 +607,8 @@ def test_from_dict_reads_the_json_back_into_the_same_records() -> None:
         max_time_increase=0.1,
     )
     failed = judge(make(exit=ExitStatus(code=3)), parse_budget("rss=1MiB cpu=1s gpu=1GiB"))
-    for v in (_sample_verdict(), bv, failed, Verdict(())):
+    allowed = judge(make(), parse_budget("gpu=1GiB"), allow_unmeasured=True)
+    for v in (_sample_verdict(), bv, failed, Verdict(()), allowed):
         stored = json.loads(json.dumps(verdict_json(v), allow_nan=False))
         back = Verdict.from_dict(stored)
         assert back == v
@@ -718,7 +733,14 @@ def test_verdict_text_baseline_rows_show_the_allowance_and_the_change() -> None:
             Verdict((CheckResult(Limit("rss", 1.0), 1.0, "pass"),), runs=5),
             "within budget (medians of 5 runs)",
         ),
-        (Verdict((CheckResult(Limit("gpu", 1.0), None, "unmeasured"),)), "within budget (1 not measured)"),
+        (
+            Verdict((CheckResult(Limit("gpu", 1.0), None, "unmeasured"),)),
+            "NOT JUDGED: 1 of 1 limit could not be measured; --allow-unmeasured accepts that",
+        ),
+        (
+            Verdict((CheckResult(Limit("gpu", 1.0), None, "unmeasured"),), allow_unmeasured=True),
+            "within budget (1 not measured, allowed)",
+        ),
         (
             Verdict(
                 (

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from memgauge.capture import ENV_GPU_CAP, install_cap
+from memgauge._env import ENV_GPU_CAP
+from memgauge.capture import install_cap
 from memgauge.gate import judge, judge_runs, parse_budget
 from memgauge.model import GpuDevice
 from tests.factories import make_profile

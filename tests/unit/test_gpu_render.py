@@ -86,12 +86,15 @@ def test_each_report_lists_the_lines_at_the_gpu_peak() -> None:
         Attribution(41, "/w/train.py", 10, "forward", 512 * MIB, [], "gpu snapshot"),
         Attribution(41, "<before the history>", 0, "", 64 * MIB, [], "gpu snapshot"),
     ]
+    title = "lines at the GPU peak (allocated, from the snapshot)"
     terminal = TerminalRenderer(width=140).render(profile)
-    assert "lines at the GPU peak (allocated, from the snapshot)" in terminal
+    assert title in terminal
     row = next(line for line in terminal.splitlines() if "train.py:10" in line)
     assert row.split()[-2:] == ["512", "MiB"] and "forward" in row
     markdown = MarkdownRenderer().render(profile)
-    assert "| line at the GPU peak | function | allocated |" in markdown
+    # the same table, its title and columns, in every format (one document, three backends)
+    assert f"**{title}**\n\n| line | function | allocated |" in markdown
     assert "| \\<before the history\\> |  | 64.0 MiB |" in markdown  # escaped: not an HTML tag
     html = HtmlRenderer().render(profile)
+    assert f"<h3>{title}</h3>" in html
     assert 'class="sortable gpu-lines"' in html and "train.py:10" in html

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from memgauge._env import ENV_GPU_SNAPSHOT, ENV_GPU_SNAPSHOT_ENTRIES
 from memgauge.analysis import gpu_snapshot_peak
-from memgauge.capture import ENV_GPU_SNAPSHOT, ENV_GPU_SNAPSHOT_ENTRIES, install_snapshot, read_gpu_snapshot
+from memgauge.capture import install_snapshot, read_gpu_snapshot
 from memgauge.capture._gpu_snapshot import _dump
 from memgauge.cli import main
 

@@ -10,7 +10,7 @@ import math
 import pytest
 
 from memgauge.analysis._growth import LAWS, Growth, fit_law, select_law
-from memgauge.analysis._predict import Prediction, largest_within, predict
+from memgauge.analysis._predict import Prediction, largest_within, predict, reach
 from memgauge.analysis._scaling import worker_scaling
 from memgauge.analysis._tdist import t_quantile
 
@@ -277,8 +277,23 @@ def test_two_sizes_cannot_choose_a_law() -> None:
 def test_far_extrapolation_is_refused() -> None:
     growth = chosen(OCTAVES, [linear(x) for x in OCTAVES])
     refused(predict(growth, 1e7), "N=1e+07 is 125x the largest size measured (80000)")
-    assert predict(growth, 8e6).supported
+    # 4 sizes reach 16x the largest
+    assert predict(growth, 16 * 8e4).supported
+    refused(predict(growth, 17 * 8e4), "with 4 sizes measured at most 16x is extrapolated")
     refused(predict(growth, 50), "N=50 is 1/200 of the smallest size measured (10000)")
+    six = [1e3, 2e3, 4e3, 8e3, 16e3, 32e3]
+    assert predict(chosen(six, [linear(x) for x in six]), 100 * 32e3).supported
+
+
+def test_three_sizes_do_not_vouch_for_five_times_the_largest() -> None:
+    # the sweep: 3 row counts from 1e4 to 4e4, a law chosen, asked about 200k rows (5x)
+    # (each run twice, as with --repeat 2: enough runs to compare the laws)
+    xs = [1e4, 1e4, 2e4, 2e4, 4e4, 4e4]
+    growth = chosen(xs, [(50e6 + 1e3 * x + 0.01 * x * x) * (1 + 0.002 * (-1) ** i) for i, x in enumerate(xs)])
+    assert predict(growth, 1.6e5).supported  # 4x the largest
+    refused(predict(growth, 2e5), "N=200000 is 5x the largest size measured (40000)")
+    refused(predict(growth, 2e5), "with 3 sizes measured at most 4x is extrapolated")
+    assert reach(3) == 4 and reach(4) == 16 and reach(5) == 64 and reach(6) == reach(9) == 100
 
 
 def test_a_poor_fit_is_refused() -> None:
@@ -399,3 +414,43 @@ def test_worker_scaling_refuses_bad_input() -> None:
         worker_scaling([1, 2], [100, math.nan])
     with pytest.raises(ValueError):
         worker_scaling([0, 2], [100, 200])
+
+
+def test_a_confirmed_size_replaces_the_laws_answer_and_counts_agree() -> None:
+    from memgauge.analysis import analyze
+    from memgauge.model import Confirmation, Point, RunSummary, SweepResult
+    from memgauge.render import HtmlSweepRenderer
+
+    mib = 1 << 20
+
+    def run(n: int, mib_per_item: float) -> RunSummary:
+        return RunSummary(ok=True, exit="exit 0", rss_bytes=int(50 * mib + mib_per_item * mib * n))
+
+    sizes = [1000, 2000, 4000, 8000]
+    points = [Point({"N": n}, [run(n, 0.01), run(n, 0.0101)]) for n in sizes]
+    result = SweepResult(["python", "p.py"], {"N": list(sizes)}, 2, "local", 1, points=points)
+    limit = 600.0 * mib
+    (row,) = analyze(result, limits=[("rss", limit, "rss=600MiB")]).binding
+    assert row.status == "fits" and row.largest is not None and row.law_largest is None
+    # a real run at a smaller size than the law's answer measured within the limit, but at a
+    # figure the law did not expect (the program grows faster there): its size is the answer
+    confirmed = int(row.largest * 0.6)
+    result.confirmations.append(
+        Confirmation(
+            {"N": confirmed},
+            "rss",
+            row.prediction.value if row.prediction else 0,
+            limit,
+            run(confirmed, 0.015),
+        )
+    )
+    analysis = analyze(result, limits=[("rss", limit, "rss=600MiB")])
+    (again,) = analysis.binding
+    assert again.largest == confirmed and again.law_largest is not None and again.law_largest != confirmed
+    assert any(
+        f"N={confirmed} was confirmed by a real run" in n and "is the answer" in n for n in analysis.notes
+    )
+    # the law table's runs and the card's count the same runs: 8 swept, 1 confirming
+    assert {law.observations for law in analysis.laws if law.metric == "rss"} == {9}
+    page = HtmlSweepRenderer().render(analysis)
+    assert "9" in page and "(1 confirming)" in page

@@ -7,19 +7,14 @@ import time
 from collections.abc import Iterator
 
 import pytest
+
+pytest.importorskip("torch")
 import torch
 
+from memgauge._env import ENV_TORCH_STEPS
 from memgauge.analysis import torch_step_leak
 from memgauge.capture._torch_read import torch_memory
-from memgauge.capture._torch_sampling import (
-    ENV_TORCH_STEPS,
-    EVERY,
-    FIRST,
-    HOLD,
-    MEMORY_EVERY,
-    MEMORY_STEPS,
-    StepSampling,
-)
+from memgauge.capture._torch_sampling import EVERY, FIRST, HOLD, MEMORY_EVERY, MEMORY_STEPS, StepSampling
 from memgauge.capture._torch_track import Tracker
 from memgauge.capture._wire import WritePace
 from tests.torch_tracking import connected

@@ -299,3 +299,48 @@ def test_tokens_per_second_over_the_steps_that_counted_tokens() -> None:
     t = summarize_training(steps, fetches=5)
     assert t.tokens_per_second == pytest.approx(2000.0)  # 2 x 1000 tokens in 2 x 0.5 s
     assert summarize_training(rows([1.0] * 4), fetches=4).tokens_per_second is None
+
+
+def test_a_jax_or_tensorflow_loop_gets_one_line_saying_it_is_not_followed() -> None:
+    from memgauge.analysis import unfollowed_frameworks
+    from memgauge.model._profile import ImportRecord
+    from memgauge.render import TerminalRenderer
+    from tests.factories import make_profile
+
+    def imports(*names: str) -> list[ImportRecord]:
+        return [ImportRecord(10, n, 0.1, 0.2, 1 << 20, 0.1, 1 << 20) for n in names]
+
+    keras_jax = make_profile(imports=imports("numpy", "keras", "jax"))
+    line = unfollowed_frameworks(keras_jax)
+    assert line.startswith("Keras on jax: not followed")
+    assert line in " ".join(TerminalRenderer(width=200).render(keras_jax).split())
+    assert unfollowed_frameworks(make_profile(imports=imports("tensorflow"))).startswith("tensorflow: not")
+    assert unfollowed_frameworks(make_profile(imports=imports("numpy", "torch"))) == ""
+    followed = make_profile(imports=imports("jax"), training=summarize_training([]))
+    assert unfollowed_frameworks(followed) == ""
+
+
+def test_a_loader_reading_one_ahead_counts_each_step_its_own_batch() -> None:
+    loop = Loop()
+    loop.epoch(0.0, 0.0)
+    loop.fetched(0.0, 0.1, 8, ahead=True)  # the batch handed over now
+    loop.fetched(0.1, 0.2, 8, ahead=True)  # the next one, read ahead
+    loop.end_step("optimizer")
+    loop.fetched(0.3, 0.4, 5, ahead=True)  # the last batch (5) read ahead
+    loop.end_step("optimizer")
+    loop.exhausted(0.5, 0.6)  # the epoch's end: the held batch is handed over
+    loop.end_step("optimizer")
+    assert [row[3] for row in loop.rows] == [8, 8, 5]
+
+
+def test_batches_read_before_the_first_epoch_are_a_peek_not_the_first_step() -> None:
+    loop = Loop()
+    loop.epoch(0.0, 0.0)
+    loop.fetched(0.0, 0.1, 8)  # Keras's fit reads one batch to build
+    loop.epoch(0.2, 0.3)
+    loop.fetched(0.3, 0.4, 8)
+    loop.end_step("optimizer")
+    loop.epoch(0.5, 0.6)  # a later epoch changes nothing already counted
+    loop.fetched(0.6, 0.7, 8)
+    loop.end_step("optimizer")
+    assert [row[3] for row in loop.rows] == [8, 8]

@@ -67,3 +67,23 @@ def test_every_format_shows_the_training_comparison_and_only_when_there_is_one()
     # one run without training: its figures are missing, and there is no speed-up
     half = compare([a, make_profile()], ["a", "b"])
     assert half.training is not None and half.training.speedups == (None,)
+
+
+def test_runs_without_a_step_have_no_training_comparison() -> None:
+    # programs with no training loop: no "training throughput" table, no "too few steady steps"
+    a, b = make_profile(), make_profile()
+    a.training, b.training = Training(steps=0), Training(steps=0)
+    c = compare([a, b], ["a", "b"])
+    assert c.training is None
+    assert "training throughput" not in TerminalComparisonRenderer().render(c)
+    assert "steady steps" not in TerminalComparisonRenderer().render(c)
+
+
+def test_the_pair_is_summed_up_by_what_a_container_needs_where_every_run_has_it() -> None:
+    a, b = make_profile(peaks={1: 100 << 20}), make_profile(peaks={1: 150 << 20})
+    a.peak.needs_bytes, b.peak.needs_bytes = 110 << 20, 170 << 20
+    text = TerminalComparisonRenderer().render(compare([a, b], ["a", "b"]))
+    assert "b vs a: container needs +60.0 MiB (1.55x)" in text
+    b.peak.needs_bytes = 0  # an older profile: the resident peak sums the pair up
+    text = TerminalComparisonRenderer().render(compare([a, b], ["a", "b"]))
+    assert "b vs a: resident peak +50.0 MiB (1.50x)" in text

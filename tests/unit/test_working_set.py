@@ -53,13 +53,14 @@ def test_the_open_window_at_the_end_counts_all_file_pages_before_any_window_clos
     assert ws.flush({7: 120}, 0.7) == (100, 50, 0, 0.1)  # 150, the sample's, over 120
 
 
-def test_the_typical_window_is_the_median_of_those_after_the_first() -> None:
+def test_the_typical_window_is_the_median_of_three_or_more_after_the_first() -> None:
     from memgauge.watcher._working_set import typical_window
 
     # the first (every page since exec, never cleared) left out: with no other, no figure (every
     # mapped file page counts, as for a program ending before any window closed)
     assert typical_window([50]) is None
-    assert typical_window([50, 8]) == 8
+    # one or two windows after it: no median yet (one window's figure moves with what it ran)
+    assert typical_window([50, 8]) is None and typical_window([50, 8, 16]) is None
     assert typical_window([50, 8, 16, 10]) == 10
     assert typical_window([50, 8, 16, 10, 12]) == 11  # an even count: the middle two's mean
 
@@ -93,13 +94,16 @@ def test_a_costly_read_leaves_a_gap_before_the_next_window_opens_past_the_first_
 
 def test_a_process_no_second_window_read_counts_all_its_mapped_file_pages() -> None:
     ws = FileWorkingSet(window=0.5)
-    me = {os.getpid(): (0, 1 << 40)}  # this process: its own smaps, read at two windows' ends
+    me = {os.getpid(): (0, 1 << 40)}  # this process: its own smaps, read at windows' ends
     ws.turn(me, 0.5)
     assert ws.last_file == 1 << 40  # its first window only: all of its file RSS
-    ws.turn(me, 1.0)
-    assert ws.windows == 2 and ws.last_file is not None and ws.last_file < 1 << 30  # its typical
+    for n, at in enumerate((1.0, 1.5, 2.0), start=2):
+        ws.turn(me, at)
+        if n < 4:  # fewer than three windows after its first: still all of it
+            assert ws.last_file == 1 << 40
+    assert ws.windows == 4 and ws.last_file is not None and ws.last_file < 1 << 30  # its typical
     # a child that lived between two window ends and mapped 96 MiB of a file: its own mapped pages,
     # not the typical window of the process that lived on
     child, mib = os.getpid() + 1, 1 << 20
-    ws.note(10 * mib, 0, 96 * mib, 1.2, {child: 96 * mib})
-    assert ws.flush({child: 110 * mib}, 1.4) == (14 * mib, 96 * mib, 0, 1.4)
+    ws.note(10 * mib, 0, 96 * mib, 2.2, {child: 96 * mib})
+    assert ws.flush({child: 110 * mib}, 2.4) == (14 * mib, 96 * mib, 0, 2.4)

@@ -1,115 +1,293 @@
-"""Analyses: pure functions over a Profile."""
+"""Analyses: pure functions over a Profile.
 
-from memgauge.analysis._advice import Advice, Evidence, advise, is_import_line
-from memgauge.analysis._compare import Comparison, ComparisonRow, LineComparison, PhaseComparison, compare
-from memgauge.analysis._compare_rows import has_values, ran_repeatedly
-from memgauge.analysis._data_movement import data_movement_figures, sent_rates, summarize_copies
-from memgauge.analysis._gpu import (
-    GpuGap,
-    GpuLayer,
-    GpuReconciliation,
-    gpu_budget_figure,
-    gpu_phase_figure,
-    gpu_reconciliation,
-    no_gpu_line,
-    reconcile_device,
-)
-from memgauge.analysis._gpu_lines import LineGpu, LineSpan, gpu_time_per_line
-from memgauge.analysis._gpu_snapshot import GpuSnapshotPeak, gpu_snapshot_peak
-from memgauge.analysis._growth import Fit, Growth, select_law
-from memgauge.analysis._imports import ImportOrder, ImportTotals, import_totals, top_imports
-from memgauge.analysis._leaks import LEAK_MIN_SPAN_SECONDS, LeakFit, callers_in, leak_suspects
-from memgauge.analysis._lines import LineRow, contention_share, short_path, top_lines
-from memgauge.analysis._predict import Prediction
-from memgauge.analysis._remedies import (
-    OVERHEADS_TOTAL,
-    GpuPrediction,
-    PredictedStep,
-    RemedyMeasure,
-    RemedyRow,
-    RemedyTable,
-    gpu_prediction,
-    largest_under,
-    median_step_seconds,
-    remedy_table,
-)
-from memgauge.analysis._report_rows import (
-    cpu_cores,
-    cpu_lines,
-    largest_series,
-    longest_phases,
-    phase_spans,
-    waiting_lines,
-)
-from memgauge.analysis._rollups import Rollup, rollup
-from memgauge.analysis._scaling import Scaling
-from memgauge.analysis._summary import (
-    PhaseRow,
-    PhaseTotal,
-    exit_text,
-    phase_rows,
-    phase_totals,
-    sparkline,
-    summarize,
-    top_processes,
-)
-from memgauge.analysis._sweep import SweepAnalysis, analyze
-from memgauge.analysis._sweep_budget import BudgetRow, budget_metric
-from memgauge.analysis._sweep_laws import GrowthRow, PredictionRow
-from memgauge.analysis._sweep_rows import (
-    exit_summary,
-    failed_runs,
-    limit_share,
-    points_measured,
-    run_metrics,
-    runner_up,
-    share_rows,
-    top_phases,
-)
-from memgauge.analysis._sweep_scaling import ScalingRow
-from memgauge.analysis._sweep_series import is_numeric, series, sizes
-from memgauge.analysis._sweep_shares import PhaseShares
-from memgauge.analysis._torch import (
-    ModuleRow,
-    RoleComparison,
-    RoleRow,
-    StepLeak,
-    StepRow,
-    TensorDiff,
-    TensorGroup,
-    TorchSummary,
-    compare_torch_roles,
-    diff_tensors,
-    torch_modules,
-    torch_roles,
-    torch_step_leak,
-    torch_steps,
-    torch_summary,
-)
-from memgauge.analysis._training import (
-    TrainingFigure,
-    summarize_training,
-    training_figures,
-    training_verdict,
-    warmup_steps,
-)
-from memgauge.analysis._training_compare import Speedup, TrainingComparison, TrainingComparisonRow
-from memgauge.analysis._training_cpu import (
-    CPU_SATURATED,
-    TrainingCpuLine,
-    training_cpu_lines,
-    training_cpu_sentence,
-    with_cpu,
-)
-from memgauge.analysis._training_gpu import GPU_BUSY, with_gpu
-from memgauge.analysis._training_io import PhaseIo, phase_io
-from memgauge.analysis._training_peaks import DevicePeak, known_peak
+Lazy, as the faces ``memgauge run`` goes through before and after the program: assembling a
+profile uses a few of these, and importing them all (~35 modules) added ~0.1 s to every run."""
+
+from __future__ import annotations
+
+from memgauge._lazy import attach
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.analysis._advice import Advice, Evidence, advise, is_import_line
+    from memgauge.analysis._compare import Comparison, ComparisonRow, LineComparison, PhaseComparison, compare
+    from memgauge.analysis._compare_rows import has_values, ran_repeatedly
+    from memgauge.analysis._data_movement import data_movement_figures, sent_rates, summarize_copies
+    from memgauge.analysis._gpu import (
+        GpuGap,
+        GpuLayer,
+        GpuReconciliation,
+        gpu_budget_figure,
+        gpu_phase_figure,
+        gpu_reconciliation,
+        no_gpu_line,
+        reconcile_device,
+    )
+    from memgauge.analysis._gpu_lines import LineGpu, LineSpan, gpu_time_per_line
+    from memgauge.analysis._gpu_snapshot import GpuSnapshotPeak, gpu_snapshot_peak
+    from memgauge.analysis._growth import Fit, Growth, select_law
+    from memgauge.analysis._imports import ImportOrder, ImportTotals, import_totals, top_imports
+    from memgauge.analysis._leaks import LEAK_MIN_SPAN_SECONDS, LeakFit, callers_in, leak_suspects
+    from memgauge.analysis._lines import LineRow, contention_share, inherited_note, short_path, top_lines
+    from memgauge.analysis._machines import MachineChoice, Shape, WorkerLaws, choose_machines, worker_laws
+    from memgauge.analysis._overhead import OverheadSummary, overhead_summary
+    from memgauge.analysis._plan import (
+        PlanInput,
+        aligned_offsets,
+        combined_peak,
+        copies_of,
+        kernel_bytes_per_group,
+        plan_input,
+        worst_case,
+    )
+    from memgauge.analysis._plan_build import RULES, Admission, admit, build_plan, max_copies
+    from memgauge.analysis._plan_sim import simulate, wilson_interval
+    from memgauge.analysis._predict import Prediction
+    from memgauge.analysis._remedies import (
+        OVERHEADS_TOTAL,
+        GpuPrediction,
+        PredictedStep,
+        RemedyMeasure,
+        RemedyRow,
+        RemedyTable,
+        gpu_prediction,
+        largest_under,
+        median_step_seconds,
+        remedy_table,
+    )
+    from memgauge.analysis._report_rows import (
+        cpu_cores,
+        cpu_lines,
+        largest_series,
+        longest_phases,
+        phase_spans,
+        waiting_lines,
+    )
+    from memgauge.analysis._rollups import Rollup, rollup
+    from memgauge.analysis._scaling import Scaling
+    from memgauge.analysis._summary import (
+        PhaseRow,
+        PhaseTotal,
+        exit_text,
+        phase_rows,
+        phase_totals,
+        sparkline,
+        summarize,
+        top_processes,
+    )
+    from memgauge.analysis._sweep import SweepAnalysis, analyze
+    from memgauge.analysis._sweep_budget import BudgetRow, budget_metric
+    from memgauge.analysis._sweep_laws import GrowthRow, PredictionRow
+    from memgauge.analysis._sweep_rows import (
+        exit_summary,
+        failed_runs,
+        limit_share,
+        points_measured,
+        run_metrics,
+        runner_up,
+        share_rows,
+        top_phases,
+    )
+    from memgauge.analysis._sweep_scaling import ScalingRow, workers_param
+    from memgauge.analysis._sweep_series import is_numeric, series, sizes
+    from memgauge.analysis._sweep_shares import PhaseShares
+    from memgauge.analysis._torch import (
+        ModuleRow,
+        RoleComparison,
+        RoleRow,
+        StepLeak,
+        StepRow,
+        TensorDiff,
+        TensorGroup,
+        TorchSummary,
+        compare_torch_roles,
+        diff_tensors,
+        torch_modules,
+        torch_roles,
+        torch_step_leak,
+        torch_steps,
+        torch_summary,
+    )
+    from memgauge.analysis._training import (
+        TrainingFigure,
+        summarize_training,
+        training_figures,
+        training_loop,
+        training_verdict,
+        unfollowed_frameworks,
+        warmup_steps,
+    )
+    from memgauge.analysis._training_compare import Speedup, TrainingComparison, TrainingComparisonRow
+    from memgauge.analysis._training_cpu import (
+        CPU_SATURATED,
+        TrainingCpuLine,
+        training_cpu_lines,
+        training_cpu_sentence,
+        with_cpu,
+    )
+    from memgauge.analysis._training_gpu import GPU_BUSY, with_gpu
+    from memgauge.analysis._training_io import PhaseIo, phase_io
+    from memgauge.analysis._training_peaks import DevicePeak, known_peak
+
+
+_NAMES = {
+    "MachineChoice": "_machines",
+    "Shape": "_machines",
+    "WorkerLaws": "_machines",
+    "choose_machines": "_machines",
+    "worker_laws": "_machines",
+    "PlanInput": "_plan",
+    "aligned_offsets": "_plan",
+    "combined_peak": "_plan",
+    "copies_of": "_plan",
+    "kernel_bytes_per_group": "_plan",
+    "plan_input": "_plan",
+    "worst_case": "_plan",
+    "RULES": "_plan_build",
+    "Admission": "_plan_build",
+    "admit": "_plan_build",
+    "build_plan": "_plan_build",
+    "max_copies": "_plan_build",
+    "simulate": "_plan_sim",
+    "wilson_interval": "_plan_sim",
+    "OverheadSummary": "_overhead",
+    "overhead_summary": "_overhead",
+    "CPU_SATURATED": "_training_cpu",
+    "TrainingCpuLine": "_training_cpu",
+    "training_cpu_lines": "_training_cpu",
+    "training_cpu_sentence": "_training_cpu",
+    "with_cpu": "_training_cpu",
+    "GPU_BUSY": "_training_gpu",
+    "with_gpu": "_training_gpu",
+    "LEAK_MIN_SPAN_SECONDS": "_leaks",
+    "LeakFit": "_leaks",
+    "callers_in": "_leaks",
+    "leak_suspects": "_leaks",
+    "OVERHEADS_TOTAL": "_remedies",
+    "GpuPrediction": "_remedies",
+    "PredictedStep": "_remedies",
+    "RemedyMeasure": "_remedies",
+    "RemedyRow": "_remedies",
+    "RemedyTable": "_remedies",
+    "gpu_prediction": "_remedies",
+    "largest_under": "_remedies",
+    "median_step_seconds": "_remedies",
+    "remedy_table": "_remedies",
+    "Advice": "_advice",
+    "Evidence": "_advice",
+    "advise": "_advice",
+    "is_import_line": "_advice",
+    "BudgetRow": "_sweep_budget",
+    "budget_metric": "_sweep_budget",
+    "Comparison": "_compare",
+    "ComparisonRow": "_compare",
+    "LineComparison": "_compare",
+    "PhaseComparison": "_compare",
+    "compare": "_compare",
+    "DevicePeak": "_training_peaks",
+    "known_peak": "_training_peaks",
+    "Fit": "_growth",
+    "Growth": "_growth",
+    "select_law": "_growth",
+    "GpuGap": "_gpu",
+    "GpuLayer": "_gpu",
+    "GpuReconciliation": "_gpu",
+    "gpu_budget_figure": "_gpu",
+    "gpu_phase_figure": "_gpu",
+    "gpu_reconciliation": "_gpu",
+    "no_gpu_line": "_gpu",
+    "reconcile_device": "_gpu",
+    "GpuSnapshotPeak": "_gpu_snapshot",
+    "gpu_snapshot_peak": "_gpu_snapshot",
+    "GrowthRow": "_sweep_laws",
+    "PredictionRow": "_sweep_laws",
+    "ImportOrder": "_imports",
+    "ImportTotals": "_imports",
+    "import_totals": "_imports",
+    "top_imports": "_imports",
+    "LineGpu": "_gpu_lines",
+    "LineSpan": "_gpu_lines",
+    "gpu_time_per_line": "_gpu_lines",
+    "LineRow": "_lines",
+    "contention_share": "_lines",
+    "short_path": "_lines",
+    "inherited_note": "_lines",
+    "top_lines": "_lines",
+    "ModuleRow": "_torch",
+    "RoleComparison": "_torch",
+    "RoleRow": "_torch",
+    "StepLeak": "_torch",
+    "StepRow": "_torch",
+    "TensorDiff": "_torch",
+    "TensorGroup": "_torch",
+    "TorchSummary": "_torch",
+    "compare_torch_roles": "_torch",
+    "diff_tensors": "_torch",
+    "torch_modules": "_torch",
+    "torch_roles": "_torch",
+    "torch_step_leak": "_torch",
+    "torch_steps": "_torch",
+    "torch_summary": "_torch",
+    "PhaseIo": "_training_io",
+    "phase_io": "_training_io",
+    "PhaseRow": "_summary",
+    "PhaseTotal": "_summary",
+    "exit_text": "_summary",
+    "phase_rows": "_summary",
+    "phase_totals": "_summary",
+    "sparkline": "_summary",
+    "summarize": "_summary",
+    "top_processes": "_summary",
+    "PhaseShares": "_sweep_shares",
+    "Prediction": "_predict",
+    "Rollup": "_rollups",
+    "rollup": "_rollups",
+    "Scaling": "_scaling",
+    "ScalingRow": "_sweep_scaling",
+    "workers_param": "_sweep_scaling",
+    "Speedup": "_training_compare",
+    "TrainingComparison": "_training_compare",
+    "TrainingComparisonRow": "_training_compare",
+    "SweepAnalysis": "_sweep",
+    "analyze": "_sweep",
+    "TrainingFigure": "_training",
+    "summarize_training": "_training",
+    "training_figures": "_training",
+    "training_verdict": "_training",
+    "training_loop": "_training",
+    "unfollowed_frameworks": "_training",
+    "warmup_steps": "_training",
+    "cpu_cores": "_report_rows",
+    "cpu_lines": "_report_rows",
+    "largest_series": "_report_rows",
+    "longest_phases": "_report_rows",
+    "phase_spans": "_report_rows",
+    "waiting_lines": "_report_rows",
+    "data_movement_figures": "_data_movement",
+    "sent_rates": "_data_movement",
+    "summarize_copies": "_data_movement",
+    "exit_summary": "_sweep_rows",
+    "failed_runs": "_sweep_rows",
+    "limit_share": "_sweep_rows",
+    "points_measured": "_sweep_rows",
+    "run_metrics": "_sweep_rows",
+    "runner_up": "_sweep_rows",
+    "share_rows": "_sweep_rows",
+    "top_phases": "_sweep_rows",
+    "has_values": "_compare_rows",
+    "ran_repeatedly": "_compare_rows",
+    "is_numeric": "_sweep_series",
+    "series": "_sweep_series",
+    "sizes": "_sweep_series",
+}
 
 __all__ = [
     "CPU_SATURATED",
     "GPU_BUSY",
     "LEAK_MIN_SPAN_SECONDS",
     "OVERHEADS_TOTAL",
+    "RULES",
+    "Admission",
     "Advice",
     "BudgetRow",
     "Comparison",
@@ -131,12 +309,15 @@ __all__ = [
     "LineGpu",
     "LineRow",
     "LineSpan",
+    "MachineChoice",
     "ModuleRow",
+    "OverheadSummary",
     "PhaseComparison",
     "PhaseIo",
     "PhaseRow",
     "PhaseShares",
     "PhaseTotal",
+    "PlanInput",
     "PredictedStep",
     "Prediction",
     "PredictionRow",
@@ -148,6 +329,7 @@ __all__ = [
     "Rollup",
     "Scaling",
     "ScalingRow",
+    "Shape",
     "Speedup",
     "StepLeak",
     "StepRow",
@@ -159,13 +341,20 @@ __all__ = [
     "TrainingComparisonRow",
     "TrainingCpuLine",
     "TrainingFigure",
+    "WorkerLaws",
+    "admit",
     "advise",
+    "aligned_offsets",
     "analyze",
     "budget_metric",
+    "build_plan",
     "callers_in",
+    "choose_machines",
+    "combined_peak",
     "compare",
     "compare_torch_roles",
     "contention_share",
+    "copies_of",
     "cpu_cores",
     "cpu_lines",
     "data_movement_figures",
@@ -181,20 +370,25 @@ __all__ = [
     "gpu_time_per_line",
     "has_values",
     "import_totals",
+    "inherited_note",
     "is_import_line",
     "is_numeric",
+    "kernel_bytes_per_group",
     "known_peak",
     "largest_series",
     "largest_under",
     "leak_suspects",
     "limit_share",
     "longest_phases",
+    "max_copies",
     "median_step_seconds",
     "no_gpu_line",
+    "overhead_summary",
     "phase_io",
     "phase_rows",
     "phase_spans",
     "phase_totals",
+    "plan_input",
     "points_measured",
     "ran_repeatedly",
     "reconcile_device",
@@ -207,6 +401,7 @@ __all__ = [
     "series",
     "share_rows",
     "short_path",
+    "simulate",
     "sizes",
     "sparkline",
     "summarize",
@@ -224,9 +419,16 @@ __all__ = [
     "training_cpu_lines",
     "training_cpu_sentence",
     "training_figures",
+    "training_loop",
     "training_verdict",
+    "unfollowed_frameworks",
     "waiting_lines",
     "warmup_steps",
+    "wilson_interval",
     "with_cpu",
     "with_gpu",
+    "worker_laws",
+    "workers_param",
+    "worst_case",
 ]
+__getattr__, __dir__ = attach(__name__, _NAMES)

@@ -187,15 +187,21 @@ def _after_peak(profile: Profile, pid: int) -> tuple[int, int] | None:
 
 
 def _temporaries(profile: Profile, cwd: str | None) -> list[tuple[float, Advice]]:
+    """One advice for the lines whose bytes at the peak did not last, the largest first (the
+    same words once, not once a line); never a line whose bytes are still held at exit, which
+    the report lists under "still held at exit"."""
     growth: dict[tuple[int, str, int], int] = defaultdict(int)
     for s in profile.lines:
         growth[(s.pid, s.file, s.line)] += s.resident_growth_bytes
-    out: list[tuple[float, Advice]] = []
+    at_exit = {(h.pid, h.file, h.line): h.bytes for h in profile.held_at_exit}
+    found: list[tuple[int, Attribution, list[Evidence]]] = []
     for a in _held_by_line(profile):
         peak = _peak_of(profile, a.pid)
         if not a.line or a.bytes < 32 * MIB or a.bytes < 0.2 * peak or is_import_line(a.source):
             continue
         key = (a.pid, a.file, a.line)
+        if at_exit.get(key, 0) >= 0.5 * a.bytes:
+            continue  # held to the end (a program that failed with it alive): not a temporary
         kept = max(0, growth[key]) if key in growth else None
         settled = _after_peak(profile, a.pid)
         evidence = [Evidence("held at the peak", format_bytes(a.bytes))]
@@ -214,14 +220,21 @@ def _temporaries(profile: Profile, cwd: str | None) -> list[tuple[float, Advice]
         else:
             continue
         evidence.append(Evidence("process peak", format_bytes(peak)))
-        title = f"{format_bytes(released)} of temporaries at the peak line, released soon after"
-        detail = (
-            "What this line held at the peak did not last: intermediate arrays or copies. Work in "
-            "chunks, reuse buffers (in-place operations, out= arguments), or free inputs before "
-            f"building outputs; the peak would drop by up to {format_bytes(released)}."
-        )
-        out.append((released, Advice("temporaries", title, detail, tuple(evidence), _where(a, cwd))))
-    return out
+        found.append((released, a, evidence))
+    if not found:
+        return []
+    found.sort(key=lambda f: -f[0])
+    released, a, evidence = found[0]
+    if len(found) > 1:
+        others = ", ".join(f"{_where(b, cwd)} {format_bytes(r)}" for r, b, _ in found[1:])
+        evidence.append(Evidence("other lines of temporaries at the peak", others))
+    title = f"{format_bytes(released)} of temporaries at the peak line, released soon after"
+    detail = (
+        "What this line held at the peak did not last: intermediate arrays or copies. Work in "
+        "chunks, reuse buffers (in-place operations, out= arguments), or free inputs before "
+        f"building outputs; the peak would drop by up to {format_bytes(released)}."
+    )
+    return [(released, Advice("temporaries", title, detail, tuple(evidence), _where(a, cwd)))]
 
 
 def _waiting(profile: Profile, cwd: str | None) -> list[tuple[float, Advice]]:

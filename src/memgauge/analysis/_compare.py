@@ -134,8 +134,18 @@ class Comparison:
     def baseline(self) -> str:
         return self.names[0]
 
+    @property
+    def headline_row(self) -> ComparisonRow:
+        """The memory figure a pair is summed up by: what a container needs where every run has
+        it (the headline of `memgauge run`), else the resident peak."""
+        for r in self.summary:
+            if r.key == "container_needs" and all(v is not None for v in r.values):
+                return r
+        return self.row("resident_peak")
+
     def row(self, key: str) -> ComparisonRow:
-        """A summary row by key: resident_peak, largest_process, allocation_peak, wall, cpu."""
+        """A summary row by key: container_needs (where a run has it), resident_peak,
+        largest_process, allocation_peak, wall, cpu."""
         for r in self.summary:
             if r.key == key:
                 return r
@@ -189,7 +199,12 @@ def _torch(profiles: Sequence[Profile]) -> tuple[ComparisonRow, ...]:
 
 
 def _summary(profiles: Sequence[Profile]) -> tuple[ComparisonRow, ...]:
+    # what a container needs, the headline of `memgauge run`, first where any run measured it
+    # (profiles before schema 6 have none: 0)
+    needs = tuple(p.peak.needs_bytes or None for p in profiles)
+    first = (ComparisonRow("container_needs", "container needs", "bytes", needs),) if any(needs) else ()
     return (
+        *first,
         ComparisonRow(
             "resident_peak",
             "resident peak",

@@ -154,20 +154,22 @@ class _Linear:
 
 
 def _solve(fs: Sequence[float], ys: Sequence[float], ws: Sequence[float], slope: bool) -> _Linear | None:
-    sw = sum(ws)
-    ym = sum(w * y for w, y in zip(ws, ys, strict=True)) / sw
+    # math.fsum, not sum: exactly rounded, so a fit is the same on every Python (sum() compensates
+    # its rounding from 3.12 on only, which turned 3.11's -5.6e-17 intercepts into 0)
+    sw = math.fsum(ws)
+    ym = math.fsum(w * y for w, y in zip(ws, ys, strict=True)) / sw
     if not slope:
-        ssr = sum(w * (y - ym) ** 2 for w, y in zip(ws, ys, strict=True))
+        ssr = math.fsum(w * (y - ym) ** 2 for w, y in zip(ws, ys, strict=True))
         return _Linear(ym, 0.0, ssr, (sw, 0.0, 0.0))
-    fm = sum(w * f for w, f in zip(ws, fs, strict=True)) / sw
+    fm = math.fsum(w * f for w, f in zip(ws, fs, strict=True)) / sw
     # centred sums: the raw normal equations lose every digit when f spans 1e4..1e14
-    sff = sum(w * (f - fm) ** 2 for w, f in zip(ws, fs, strict=True))
+    sff = math.fsum(w * (f - fm) ** 2 for w, f in zip(ws, fs, strict=True))
     if not sff > 0 or not math.isfinite(sff):
         return None
-    sfy = sum(w * (f - fm) * (y - ym) for w, f, y in zip(ws, fs, ys, strict=True))
+    sfy = math.fsum(w * (f - fm) * (y - ym) for w, f, y in zip(ws, fs, ys, strict=True))
     b = sfy / sff
     a = ym - b * fm
-    ssr = sum(w * (y - a - b * f) ** 2 for w, f, y in zip(ws, fs, ys, strict=True))
+    ssr = math.fsum(w * (y - a - b * f) ** 2 for w, f, y in zip(ws, fs, ys, strict=True))
     return _Linear(a, b, ssr, (sw, fm, sff))
 
 
@@ -251,9 +253,9 @@ def fit_law(law: str, xs: Sequence[float], ys: Sequence[float]) -> Fit | None:
         return None
     a, b = solved.a, solved.b
     residuals = [(y - a - b * _basis(law, x, k)) / s for x, y, s in zip(fx, fy, scales, strict=True)]
-    rms = math.sqrt(sum(r * r for r in residuals) / n)
-    ym = sum(w * y for w, y in zip(ws, fy, strict=True)) / sum(ws)
-    sst = sum(w * (y - ym) ** 2 for w, y in zip(ws, fy, strict=True))
+    rms = math.sqrt(math.fsum(r * r for r in residuals) / n)
+    ym = math.fsum(w * y for w, y in zip(ws, fy, strict=True)) / math.fsum(ws)
+    sst = math.fsum(w * (y - ym) ** 2 for w, y in zip(ws, fy, strict=True))
     # all values equal: nothing to explain, so only an exact fit counts as explaining it
     r2 = 1.0 - solved.ssr / sst if sst > 0 else (1.0 if solved.ssr == 0 else 0.0)
     eligible = n - p - 1 > 0 and distinct >= p + 1

@@ -6,6 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from memgauge._units import format_bytes
 from memgauge.model import LineStats, Profile
 
 _MARKERS = ("site-packages", "dist-packages")
@@ -96,3 +97,24 @@ def top_lines(profile: Profile, n: int = 10, *, by: str = "time", user_only: boo
     candidates = [s for s in profile.lines if not user_only or not _is_library_path(s.file)]
     ranked = sorted(candidates, key=key, reverse=True)[:n]
     return [LineRow(s, _total(s), _total(s) / everything) for s in ranked if key(s) > 0]
+
+
+def inherited_note(profile: Profile) -> str:
+    """The words under "resident peak held by" where forked processes hold ``<inherited>`` pages:
+    their parent's pages, shared with it until one of them writes a page, counted in each one's
+    resident size but once in the group's peak, so the rows sum to more than it. "" without."""
+    rows = [a for a in profile.peak.attribution if a.file == "<inherited>"]
+    if not rows:
+        return ""
+    total = sum(a.bytes for a in profile.peak.attribution)
+    held = sum(a.bytes for a in rows)
+    who = "1 forked process holds" if len(rows) == 1 else f"{len(rows)} forked processes hold"
+    peak = profile.peak.resident_bytes
+    over = ""
+    if total > peak:
+        over = f"; the rows sum to {format_bytes(total)} against a peak of {format_bytes(peak)}"
+    return (
+        f"<inherited>: {who} {format_bytes(held)} of their parent's memory at fork, pages shared "
+        f"with it until written, so counted in each process's resident size but once in the "
+        f"group's{over}."
+    )

@@ -14,10 +14,12 @@ A prediction is flagged as not supported, with the first reason that applies, wh
 distinct sizes were measured; fewer than two laws could be compared (too few runs); the interval is
 unbounded; the chosen law fits poorly (relative RMS error above 15%, or R² below 0.9 while the RMS
 error is above 1%: below that, what R² measures is mostly noise; R² is not used for the constant
-law, whose R² is 0 by construction); ``N0`` is more than 100 times the largest size measured or
-less than a hundredth of the smallest; another law within 2 AICc of the chosen one predicts a value
-outside the interval at ``N0`` (the data cannot tell the two apart there); or the interval is wider
-than ±50% of the prediction.
+law, whose R² is 0 by construction); ``N0`` is beyond the law's reach above the largest size
+measured (``reach``: 4 times it with 3 sizes measured, 16 with 4, 64 with 5, 100 from 6 on: a law
+three points chose can be far off at 5 times the largest, where a fourth point would have told
+the laws apart) or less than a hundredth of the smallest; another law within 2 AICc of the chosen
+one predicts a value outside the interval at ``N0`` (the data cannot tell the two apart there); or
+the interval is wider than ±50% of the prediction.
 
 The largest size within a budget is the largest N, from the smallest size measured up to a given
 bound, such that the high end of the 95% interval stays within the budget at every size from the
@@ -42,6 +44,8 @@ _MIN_R2 = 0.9
 # below this RMS error the variation R^2 measures is noise, so a low R^2 says nothing about the law
 _R2_NOISE = 0.01
 _MAX_EXTRAPOLATION = 100.0
+# each size measured beyond the first two lets a law reach this many times further
+_REACH_PER_SIZE = 4.0
 _MAX_HALF_WIDTH = 0.5
 _GRID = 200
 
@@ -97,11 +101,12 @@ def _reason(growth: Growth, x: float, value: float, low: float, high: float) -> 
     poor_r2 = best.law != "constant" and best.r2 < _MIN_R2 and best.rms_relative > _R2_NOISE
     if best.rms_relative > _MAX_RMS or poor_r2:
         return f"the best law ({best.law}) fits poorly: R² {best.r2:.2f}, {_pct(best.rms_relative)} RMS error"
-    if x > _MAX_EXTRAPOLATION * growth.x_max:
+    allowed = reach(growth.distinct_x)
+    if x > allowed * growth.x_max:
         ratio = x / growth.x_max if growth.x_max > 0 else math.inf
         return (
             f"N={x:g} is {_times(ratio)}x the largest size measured ({growth.x_max:g}); "
-            f"at most {_MAX_EXTRAPOLATION:g}x is extrapolated"
+            f"with {growth.distinct_x} sizes measured at most {allowed:g}x is extrapolated"
         )
     if x < growth.x_min / _MAX_EXTRAPOLATION:
         # at or below 0 there is no ratio to state ("1/inf of the smallest size")
@@ -127,6 +132,14 @@ def _reason(growth: Growth, x: float, value: float, low: float, high: float) -> 
         shown = _pct(width) if _pct(width) != _pct(_MAX_HALF_WIDTH) else f"{100 * width:.1f}%"
         return f"the interval at N={x:g} is ±{shown}, wider than ±{_pct(_MAX_HALF_WIDTH)}"
     return None
+
+
+def reach(sizes: int) -> float:
+    """How many times the largest size measured a law fitted to ``sizes`` distinct sizes is
+    extrapolated to: 4 with 3 sizes, 16 with 4, 64 with 5, 100 from 6 on (1 below 3: none)."""
+    if sizes < 3:
+        return 1.0
+    return min(_MAX_EXTRAPOLATION, _REACH_PER_SIZE ** (sizes - 2))
 
 
 def predict(growth: Growth, x: float, *, confidence: float = 0.95) -> Prediction:

@@ -1,16 +1,24 @@
 """The largest size of a sweep's parameter within a budget: per limit and per combination of the
-other parameters, the binding limit, and what confirming runs said about the answer."""
+other parameters, the binding limit, and what confirming runs said about the answer.
+
+The search goes no further than the law's reach (``_predict.reach``: 4 times the largest size
+measured with 3 sizes, up to 100 times with 6 or more), so an answer is never a size the law
+cannot vouch for. A size a confirming run measured within the limit is the answer for its
+combination from then on, whatever the law refitted with that run says: a real run outranks a
+law that disagreed with it (the law's own answer is kept beside it, ``law_largest``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from memgauge.analysis._predict import Prediction, largest_within, predict
+from memgauge.analysis._growth import Growth
+from memgauge.analysis._predict import Prediction, largest_within, predict, reach
 from memgauge.analysis._sweep_series import fit_series, format_value, series
 from memgauge.model import SweepResult, Value
 
-# how far beyond the largest measured size a budget search looks (predict refuses beyond it too)
+# how far beyond the largest measured size a budget search looks at most (with 6 sizes or more;
+# fewer reach less, as predict refuses beyond that reach too)
 SEARCH_FACTOR = 100.0
 
 
@@ -29,6 +37,8 @@ class BudgetRow:
     largest: float | None = None
     prediction: Prediction | None = None
     reason: str | None = None
+    # where a confirming run's size replaced it: the law's own answer (not run), else None
+    law_largest: float | None = None
 
     @property
     def margin_used(self) -> float | None:
@@ -51,13 +61,14 @@ def largest_sizes(
 ) -> list[BudgetRow]:
     """For each ``(metric, limit, text)`` and each combination of the other parameters."""
     measured = [float(v) for v in result.params[param]]
-    upper = max(measured) * SEARCH_FACTOR
     integer = all(isinstance(v, int) for v in result.params[param])
     rows: list[BudgetRow] = []
     for metric, limit, text in limits:
         for s in series(result, metric, param):
             row = BudgetRow(metric, limit, text, param, s.fixed, "unknown")
-            if upper <= min(s.xs):
+            factor = reach(len(set(s.xs)))
+            upper = max(s.xs) * factor
+            if max(measured) * SEARCH_FACTOR <= min(s.xs):
                 # sizes at or below 0: "100x the largest" is no bound above them to search up to
                 top = format_value(max(measured))
                 reason = f"the search needs a positive largest {param}; measured up to {top}"
@@ -76,11 +87,36 @@ def largest_sizes(
             at = predict(growth, size)
             note: str | None = None
             if size >= upper * 0.999:
-                note = f"fits up to the search's end ({SEARCH_FACTOR:g}x the largest size measured)"
+                note = (
+                    f"fits up to the law's reach ({factor:g}x the largest size measured, with "
+                    f"{len(set(s.xs))} sizes): measure larger sizes to search further"
+                )
             elif not at.supported:
                 note = at.reason
-            rows.append(replace(row, status="fits", largest=size, prediction=at, reason=note))
+            found = replace(row, status="fits", largest=size, prediction=at, reason=note)
+            rows.append(_confirmed(result, found, growth))
     return rows
+
+
+def _confirmed(result: SweepResult, row: BudgetRow, growth: Growth) -> BudgetRow:
+    """``row`` with the largest size a confirming run measured within the limit as its answer
+    (below every confirmed size that went over), where that differs from the law's."""
+    runs = [
+        c
+        for c in result.confirmations
+        if c.metric == row.metric
+        and row.param in c.params
+        and all(c.params.get(k) == v for k, v in row.fixed.items())
+    ]
+    over = [float(c.params[row.param]) for c in runs if c.fits is False]
+    fits = [c for c in runs if c.fits and all(float(c.params[row.param]) < o for o in over)]
+    if not fits or row.largest is None:
+        return row
+    best = max(fits, key=lambda c: float(c.params[row.param]))
+    size = float(best.params[row.param])
+    if size == row.largest:
+        return row
+    return replace(row, largest=size, prediction=predict(growth, size), reason=None, law_largest=row.largest)
 
 
 def binding(rows: Sequence[BudgetRow]) -> list[BudgetRow]:
@@ -104,27 +140,30 @@ def binding(rows: Sequence[BudgetRow]) -> list[BudgetRow]:
 
 
 def confirmation_notes(result: SweepResult, rows: Sequence[BudgetRow]) -> list[str]:
-    """The size a real run confirmed, where the laws refitted with that run point elsewhere: the
-    confirmed size is the one to trust."""
+    """Where a confirmed size replaced the law's answer: the law refitted with the confirming runs
+    points elsewhere, and the confirmed size is the one reported."""
     notes: list[str] = []
     for row in rows:
-        confirmed = [
-            c
+        if row.law_largest is None or row.largest is None:
+            continue
+        measured = [
+            c.measured
             for c in result.confirmations
             if c.metric == row.metric
-            and c.fits
-            and row.param in c.params
+            and c.params.get(row.param) == _as_value(row.largest)
             and all(c.params.get(k) == v for k, v in row.fixed.items())
         ]
-        if not confirmed or row.largest is None:
-            continue
-        last = confirmed[-1]
-        size = float(last.params[row.param])
-        if size != row.largest and last.measured is not None:
-            where = "".join(f" {k}={v}" for k, v in row.fixed.items())
-            notes.append(
-                f"{row.limit_text}{where}: {row.param}={format_value(size)} was confirmed by a real run "
-                f"({last.measured / row.limit:.0%} of the limit); the laws refitted with the confirming "
-                f"runs put the largest size at {format_value(row.largest)}, which was not run"
-            )
+        share = (
+            f" ({measured[-1] / row.limit:.0%} of the limit)" if measured and measured[-1] is not None else ""
+        )
+        where = "".join(f" {k}={v}" for k, v in row.fixed.items())
+        notes.append(
+            f"{row.limit_text}{where}: {row.param}={format_value(row.largest)} was confirmed by a real "
+            f"run{share} and is the answer; the laws refitted with the confirming runs put the largest "
+            f"size at {format_value(row.law_largest)}, which was not run"
+        )
     return notes
+
+
+def _as_value(x: float) -> Value:
+    return int(x) if float(x).is_integer() else x

@@ -166,9 +166,18 @@ def torch_summary(profile: Profile, *, top_modules: int = 10) -> TorchSummary | 
         torch_roles(torch),
         torch_modules(torch, top=top_modules),
         torch.steps_total,
-        _median([s.seconds for s in torch.steps]),
+        step_median(profile),
         torch_step_leak(torch),
     )
+
+
+def step_median(profile: Profile) -> float | None:
+    """The median step time the report gives everywhere: the throughput section's (every steady
+    step timed, docs/training.md) where there is one, else the followed steps' (the tracker's)."""
+    training = profile.training
+    if training is not None and training.step_seconds is not None:
+        return training.step_seconds.median
+    return _median([s.seconds for s in profile.torch.steps]) if profile.torch is not None else None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from memgauge.analysis._training_peaks import known_peak
-from memgauge.model import Training, TrainingCounter, TrainingStat, TrainingStep
+from memgauge.model import Profile, Training, TrainingCounter, TrainingStat, TrainingStep
 
 # a leading step this much slower than the steady median is warm-up (compilation, autotuning,
 # lazy allocation); the steady median is taken over the second half of the steps
@@ -229,3 +229,31 @@ def training_figures(t: Training) -> tuple[TrainingFigure, ...]:
     rows += [TrainingFigure(f"{c.kind} events", c.count, "count") for c in t.counters]
     rows += [TrainingFigure(f"{c.kind}/s", c.per_second, "per_second") for c in t.counters]
     return tuple(r for r in rows if r.value is not None)
+
+
+# frameworks whose loops memgauge cannot follow: it hooks torch alone (docs/frameworks.md)
+UNFOLLOWED = ("jax", "tensorflow")
+
+
+def training_loop(profile: Profile) -> Training | None:
+    """The profile's training figures where a loop ran a step; None for a program without one (its
+    processes' CPU and I/O may be recorded, but there is no throughput to show or compare)."""
+    t = profile.training
+    return t if t is not None and t.steps else None
+
+
+def unfollowed_frameworks(profile: Profile) -> str:
+    """One line for a loop in a framework memgauge does not follow (Keras on the TensorFlow or JAX
+    backend, JAX, TensorFlow; seen among the program's imports), where no step was seen: said,
+    rather than left as an absent section. "" otherwise."""
+    if profile.training is not None:
+        return ""
+    found = sorted({r.package for r in profile.imports if r.package in UNFOLLOWED})
+    if not found:
+        return ""
+    keras = any(r.package == "keras" for r in profile.imports)
+    names = " and ".join(("Keras on " if keras else "") + name for name in found)
+    return (
+        f"{names}: not followed (memgauge hooks torch only): no steps, rates, FLOPs or tensor roles; "
+        "the process's memory, CPU and lines above hold, and memgauge.step() in a callback marks steps."
+    )

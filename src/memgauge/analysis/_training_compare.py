@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memgauge.analysis._training import training_loop
 from memgauge.model import Profile, Training
 
 Z95 = 1.96
@@ -103,8 +104,9 @@ def speedup(base: Training, run: Training, name: str) -> Speedup | None:
 
 
 def compare_training(profiles: Sequence[Profile], names: Sequence[str]) -> TrainingComparison | None:
-    """None when no run has training figures (the comparison is then as it was)."""
-    trainings = [p.training for p in profiles]
+    """None when no run has training figures (the comparison is then as it was); a run without a
+    step has none (a program with no training loop)."""
+    trainings = [training_loop(p) for p in profiles]
     if all(t is None for t in trainings):
         return None
     rows = []

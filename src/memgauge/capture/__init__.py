@@ -15,24 +15,21 @@ from memgauge._lazy import attach
 # not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge.capture._alloc import ENV_ALLOC
     from memgauge.capture._alloc_read import read_allocations
     from memgauge.capture._bytecode import stalled_line
     from memgauge.capture._events import (
         AUTOSTART_DIR,
         BOOTSTRAP_FAILED,
         BOOTSTRAP_MODULE,
-        ENV_EVENTS_DIR,
-        ENV_LINES,
     )
     from memgauge.capture._events_read import read_events
     from memgauge.capture._frames import is_library, is_own
-    from memgauge.capture._gpu import ENV_FAKE_CUDA, GpuLog, ScriptedCudaSource, TorchCudaSource
-    from memgauge.capture._gpu_cap import ENV_GPU_CAP, install_cap
+    from memgauge.capture._gpu import GpuLog, ScriptedCudaSource, TorchCudaSource
+    from memgauge.capture._gpu_cap import install_cap
     from memgauge.capture._gpu_read import read_gpu_records, read_gpu_snapshot
-    from memgauge.capture._gpu_snapshot import ENV_GPU_SNAPSHOT, ENV_GPU_SNAPSHOT_ENTRIES, install_snapshot
-    from memgauge.capture._knobs import ENV_KNOBS
+    from memgauge.capture._gpu_snapshot import install_snapshot
     from memgauge.capture._knobs_read import knobs_request, read_knobs
+    from memgauge.capture._lines_join import join_outside_lines
     from memgauge.capture._lines_read import LineData, RetainedSeries, read_lines, source_line
     from memgauge.capture._phases import (
         ClosedPhase,
@@ -58,12 +55,17 @@ if TYPE_CHECKING:
     from memgauge.capture._program import program_environment
     from memgauge.capture._protocols import MemorySource
     from memgauge.capture._record import listen_metrics, metrics_from_events, record, unlisten_metrics
-    from memgauge.capture._remedies_env import ENV_PREDICT, ENV_REMEDY, ENV_REMEDY_REPORT, HOOKED_REMEDIES
+    from memgauge.capture._remedies_env import HOOKED_REMEDIES
     from memgauge.capture._sample_keys import BEFORE_KEY
     from memgauge.capture._sampler import Sampler
-    from memgauge.capture._sampling import active_sampler, start_sampler
+    from memgauge.capture._sampling import (
+        ATTACHED_MARK,
+        INSIDE_MARK,
+        OUTSIDE_MARK,
+        active_sampler,
+        start_sampler,
+    )
     from memgauge.capture._torch import (
-        ENV_TORCH,
         TORCH_MODES,
         active_torch_tracker,
         live_tensors,
@@ -88,6 +90,10 @@ if TYPE_CHECKING:
 
 _NAMES = {
     "active_sampler": "_sampling",
+    "ATTACHED_MARK": "_sampling",
+    "OUTSIDE_MARK": "_sampling",
+    "INSIDE_MARK": "_sampling",
+    "join_outside_lines": "_lines_join",
     "active_tracker": "_phases",
     "AUTOSTART_DIR": "_events",
     "BEFORE_KEY": "_sample_keys",
@@ -95,10 +101,6 @@ _NAMES = {
     "BOOTSTRAP_FAILED": "_events",
     "BOOTSTRAP_MODULE": "_events",
     "ClosedPhase": "_phases",
-    "ENV_ALLOC": "_alloc",
-    "ENV_EVENTS_DIR": "_events",
-    "ENV_LINES": "_events",
-    "ENV_KNOBS": "_knobs",
     "knobs_request": "_knobs_read",
     "read_knobs": "_knobs_read",
     "EV_ERROR": "_wire",
@@ -107,21 +109,13 @@ _NAMES = {
     "EV_METRIC": "_wire",
     "EV_PHASE_END": "_wire",
     "EV_PHASE_START": "_wire",
-    "ENV_TORCH": "_torch",
-    "ENV_PREDICT": "_remedies_env",
-    "ENV_REMEDY": "_remedies_env",
-    "ENV_REMEDY_REPORT": "_remedies_env",
     "HOOKED_REMEDIES": "_remedies_env",
-    "ENV_FAKE_CUDA": "_gpu",
     "GpuLog": "_gpu",
-    "ENV_GPU_CAP": "_gpu_cap",
     "install_cap": "_gpu_cap",
     "ScriptedCudaSource": "_gpu",
     "TorchCudaSource": "_gpu",
     "read_gpu_records": "_gpu_read",
     "read_gpu_snapshot": "_gpu_read",
-    "ENV_GPU_SNAPSHOT": "_gpu_snapshot",
-    "ENV_GPU_SNAPSHOT_ENTRIES": "_gpu_snapshot",
     "install_snapshot": "_gpu_snapshot",
     "TORCH_MODES": "_torch",
     "active_torch_tracker": "_torch",
@@ -172,22 +166,11 @@ _NAMES = {
     "WIRE_VERSION": "_wire",
 }
 __all__ = [
+    "ATTACHED_MARK",
     "AUTOSTART_DIR",
     "BEFORE_KEY",
     "BOOTSTRAP_FAILED",
     "BOOTSTRAP_MODULE",
-    "ENV_ALLOC",
-    "ENV_EVENTS_DIR",
-    "ENV_FAKE_CUDA",
-    "ENV_GPU_CAP",
-    "ENV_GPU_SNAPSHOT",
-    "ENV_GPU_SNAPSHOT_ENTRIES",
-    "ENV_KNOBS",
-    "ENV_LINES",
-    "ENV_PREDICT",
-    "ENV_REMEDY",
-    "ENV_REMEDY_REPORT",
-    "ENV_TORCH",
     "EV_ERROR",
     "EV_EXIT",
     "EV_HWM_RESET",
@@ -195,7 +178,9 @@ __all__ = [
     "EV_PHASE_END",
     "EV_PHASE_START",
     "HOOKED_REMEDIES",
+    "INSIDE_MARK",
     "MODULE_NOT_FOUND",
+    "OUTSIDE_MARK",
     "PAGE_SIZE",
     "TORCH_MODES",
     "WIRE_VERSION",
@@ -220,6 +205,7 @@ __all__ = [
     "install_snapshot",
     "is_library",
     "is_own",
+    "join_outside_lines",
     "kill_until_gone",
     "knobs_request",
     "listen_metrics",

@@ -32,7 +32,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-ENV_ALLOC = "MEMGAUGE_ALLOC"
 
 _directory = ""
 # the process that owns _tracker: a forked child inherits both until its fork hook runs

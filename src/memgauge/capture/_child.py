@@ -16,12 +16,16 @@ import sys
 import time
 import types
 
-from memgauge.capture import _knobs, _phases, _procfs, _start
-from memgauge.capture._events import BOOTSTRAP_FAILED, ENV_EVENTS_DIR, EventWriter
+from memgauge._env import ENV_EVENTS_DIR
+from memgauge.capture import _knobs, _own_cpu, _phases, _procfs, _start
+from memgauge.capture._events import BOOTSTRAP_FAILED, EventWriter
 from memgauge.capture._program import program_environment
 from memgauge.capture._wire import EV_ERROR, EV_EXIT, MODULE_NOT_FOUND
 
 _OWN_FILES = frozenset({__file__, _knobs.__file__, runpy.__file__ or "", "<frozen runpy>"})
+# when the program's first line ran and its last returned (time.monotonic), and the process's CPU
+# time by its first line: what memgauge's bootstrap and shutdown cost (``Profile.overhead``)
+_times: dict[str, float] = {}
 
 
 def _report_exit(writer: EventWriter) -> None:
@@ -36,6 +40,8 @@ def _report_exit(writer: EventWriter) -> None:
             "hwm": hwm,
             "cmdline": _procfs.read_cmdline(os.getpid()),
             "env": program_environment(),
+            **_times,
+            "own_cpu": _own_cpu.own_cpu(),
         }
     )
 
@@ -108,11 +114,14 @@ def _program_starts(file: str | None) -> None:
     sampler = _sampling.active_sampler()
     if sampler is not None and file:
         sampler.program_key = (file, 0, "<module>")
+    _times["startup_cpu"] = time.process_time()
+    _times["started"] = time.monotonic()  # last: the program's first line comes next
 
 
 def _program_done() -> None:
     """The program's code returned (or raised): what the main thread runs from now on (exit
     handlers, shutdown) is not a line of it, and growth no line explains is its file's."""
+    _times["ended"] = time.monotonic()
     from memgauge.capture import _sampling
 
     sampler = _sampling.active_sampler()

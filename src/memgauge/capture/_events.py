@@ -18,9 +18,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-ENV_EVENTS_DIR = "MEMGAUGE_EVENTS_DIR"
-# "1": sample lines, folding library frames into the user's; "lib": keep library frames
-ENV_LINES = "MEMGAUGE_LINES"
 # the measured Python process runs `python -m BOOTSTRAP_MODULE script|module TARGET ARGS`
 BOOTSTRAP_MODULE = "memgauge.capture._child"
 # the folder holding the sitecustomize that starts capture in every Python process of a run

@@ -19,6 +19,8 @@ import os
 import sys
 import threading
 
+from memgauge._env import ENV_FAKE_CUDA
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Protocol
@@ -33,9 +35,6 @@ if TYPE_CHECKING:
         def uuid(self, device: int) -> str: ...
 
 
-# a test hook: a JSON file of scripted allocator figures the measured process reads instead of
-# torch.cuda (``ScriptedCudaSource``); nothing else sets it
-ENV_FAKE_CUDA = "MEMGAUGE_TEST_FAKE_CUDA"
 MAX_WINDOWS = 2000
 STATS = (
     "allocated_bytes.all.current",

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 
+from memgauge._env import ENV_GPU_CAP
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-ENV_GPU_CAP = "MEMGAUGE_GPU_CAP_BYTES"
 
 
 def cap_bytes(environ: dict[str, str] | os._Environ[str] | None = None) -> int | None:

@@ -21,16 +21,12 @@ import json
 import os
 import pickle
 
-from memgauge.capture._gpu import ENV_FAKE_CUDA
+from memgauge._env import ENV_FAKE_CUDA, ENV_GPU_SNAPSHOT, ENV_GPU_SNAPSHOT_ENTRIES, ENV_GPU_SNAPSHOT_OWNER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-ENV_GPU_SNAPSHOT = "MEMGAUGE_GPU_SNAPSHOT"
-ENV_GPU_SNAPSHOT_ENTRIES = "MEMGAUGE_GPU_SNAPSHOT_ENTRIES"
-# the pid of the process that writes FILE itself (set by the first one, inherited by the others)
-ENV_GPU_SNAPSHOT_OWNER = "MEMGAUGE_GPU_SNAPSHOT_OWNER"
 DEFAULT_ENTRIES = 100_000
 
 

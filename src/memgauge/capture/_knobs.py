@@ -22,13 +22,14 @@ from __future__ import annotations
 import os
 import sys
 
+from memgauge._env import ENV_KNOBS
+
 # not `from typing import ...`: the measured process should not pay for typing
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
     from typing import Any
 
-ENV_KNOBS = "MEMGAUGE_KNOBS"
 KNOBS_FILE = "knobs.jsonl"
 ASKED_FILE = "knobs-asked.json"
 

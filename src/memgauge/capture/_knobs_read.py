@@ -9,7 +9,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from memgauge.capture._knobs import ASKED_FILE, ENV_KNOBS, KNOBS_FILE
+from memgauge._env import ENV_KNOBS
+from memgauge.capture._knobs import ASKED_FILE, KNOBS_FILE
 from memgauge.capture._wire import open_record
 
 KNOB_KINDS = ("constant", "env", "argument")

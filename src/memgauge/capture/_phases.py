@@ -18,8 +18,9 @@ import os
 import threading
 import time
 
+from memgauge._env import ENV_EVENTS_DIR
 from memgauge.capture import _procfs
-from memgauge.capture._events import ENV_EVENTS_DIR, EventWriter
+from memgauge.capture._events import EventWriter
 from memgauge.capture._gpu_phase import gpu_phase_ended, gpu_phase_started
 from memgauge.capture._training_io import io_between, self_io
 from memgauge.capture._wire import EV_HWM_RESET, EV_PHASE_END, EV_PHASE_START

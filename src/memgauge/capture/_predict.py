@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
-from memgauge.capture._remedies_env import ENV_PREDICT
+from memgauge._env import ENV_PREDICT
 
 if TYPE_CHECKING:
     from memgauge.capture._torch_track import Tracker

@@ -16,7 +16,8 @@ import os
 import threading
 import time
 
-from memgauge.capture._events import ENV_EVENTS_DIR, EventWriter
+from memgauge._env import ENV_EVENTS_DIR
+from memgauge.capture._events import EventWriter
 from memgauge.capture._wire import EV_METRIC
 
 _writer: EventWriter | None = None

@@ -30,7 +30,9 @@ from typing import Any
 import torch
 from torch.utils.checkpoint import checkpoint
 
-from memgauge.capture._remedies_env import ENV_REMEDY, ENV_REMEDY_REPORT, HOOKED_REMEDIES
+from memgauge._env import ENV_REMEDY, ENV_REMEDY_REPORT
+from memgauge.capture._remedies_env import HOOKED_REMEDIES
+from memgauge.capture._torch_compat import hidden, model_of, quiet_compile_warning
 
 _applied: Remedies | None = None
 
@@ -54,6 +56,7 @@ class Remedies:
             modules.register_module_forward_pre_hook(self.pre),
             modules.register_module_forward_hook(self.post, always_call=True),
         ]
+        quiet_compile_warning()  # torch's warning about global hooks is not the program's
 
     def uninstall(self) -> None:
         for handle in self.handles:
@@ -63,6 +66,11 @@ class Remedies:
     # -- choosing the model and hooking it once ---------------------------------------------------
 
     def pre(self, module: torch.nn.Module, args: object) -> None:
+        # inside a module Dynamo compiles or torch.jit.trace records, the hooks keep out (Dynamo
+        # failed on their state, as on the tracker's: capture/_torch_compat.py); a compiled model
+        # gets its remedies at the call of its OptimizedModule, outside the compiled region
+        if hidden():
+            return
         self.depth += 1
         if self.depth != 1:
             return
@@ -78,12 +86,15 @@ class Remedies:
             self._enter(module)
 
     def post(self, module: torch.nn.Module, args: object, output: object) -> None:
+        if hidden():
+            return
         self.depth -= 1
         if self.depth == 0 and self.model is not None and self.model() is module and self.entered:
             for _ in range(self.entered.pop()):
                 self.contexts.pop().__exit__(None, None, None)
 
-    def _hook(self, model: torch.nn.Module) -> None:
+    def _hook(self, module: torch.nn.Module) -> None:
+        model = model_of(module)  # a compiled model's blocks are those of the model it compiles
         device = _device_of(model)
         self.report["model"] = type(model).__name__
         self.report["device"] = device

@@ -28,7 +28,8 @@ import json
 import os
 import sys
 
-from memgauge.capture._remedies_env import ENV_REMEDY, ENV_REMEDY_REPORT, TABULAR_REMEDIES
+from memgauge._env import ENV_REMEDY, ENV_REMEDY_REPORT
+from memgauge.capture._remedies_env import TABULAR_REMEDIES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,6 +1,13 @@
 """Starting and stopping the line sampler of this process (``_sampler``): one at a time, started
 again in a forked child, stopped (its last sample written) at exit, by ``os._exit`` too.
 
+When the runner reads the lines from outside (``MEMGAUGE_LINES_OUTSIDE``: py-spy, ``watcher``'s
+``_outside``), the sampler here is *passive*: no thread, no sample; it keeps what only the process
+itself sees (the import tracker's rows, the line that started each child) and writes them at exit,
+for the runner to join with the samples read from outside. The main process then announces itself
+(``outside.<pid>`` in the events directory) and waits, at most ``ATTACH_WAIT`` seconds, for the
+runner to say the outside sampler reads it (``attached.<pid>``): its first lines are not lost.
+
 Imported into every measured process whose lines are sampled: standard library only.
 """
 
@@ -9,8 +16,9 @@ from __future__ import annotations
 import _thread
 import os
 
-from memgauge.capture._events import ENV_EVENTS_DIR, ENV_LINES
+from memgauge._env import ENV_EVENTS_DIR, ENV_LINES, ENV_LINES_OUTSIDE
 from memgauge.capture._frames import forked_to_exec
+from memgauge.capture._lines_write import lines_record, write_lines
 from memgauge.capture._sample_keys import INHERITED_KEY, STARTUP_KEY
 from memgauge.capture._sampler import Sampler
 from memgauge.capture._spawns import after_fork_in_child, wrap_process_starts
@@ -37,6 +45,41 @@ STEADY_INTERVAL = 0.1
 STEADY_FLUSH = 2.0
 
 
+OUTSIDE_MARK = "outside."
+ATTACHED_MARK = "attached."
+# written by the runner when the outside sampler cannot read the program: every process samples itself
+INSIDE_MARK = "outside.inside"
+ATTACH_WAIT = 2.0
+
+
+class PassiveSampler(Sampler):
+    """A sampler without its thread: the lines are sampled from outside. It keeps the import
+    tracker's rows and the children's starting lines, and writes them (no line statistics) at
+    exit."""
+
+    program_t = -1.0  # when the bootstrap started the program (its ``program_key`` set)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "program_key" and "program_key" in self.__dict__:
+            object.__setattr__(self, "program_t", self.clock())
+        object.__setattr__(self, name, value)
+
+    def sample(self, lateness: float = 0.0) -> None:
+        self.last_t = self.clock()
+        self.rss = self.resident()
+
+    def flush(self) -> None:
+        # written once, at exit. With the program's start: growth before the first stack read
+        # after it is the program's (a script over before py-spy's first sample), not start-up's
+        record = lines_record(self)
+        if self.program_t >= 0:
+            record["program"] = [*self.program_key, self.program_t]
+        try:
+            write_lines(self.directory, self.pid, record)
+        except Exception:
+            self.stopped = True  # the directory is gone: the program goes on
+
+
 def active_sampler() -> Sampler | None:
     """The sampler running in this process; None once it stopped (a new one may then start)."""
     if _active is None or _active.pid != os.getpid() or _active.stopped:
@@ -54,17 +97,23 @@ def steady_loop() -> None:
         sampler.flush_min = sampler.flush_every = max(sampler.flush_every, STEADY_FLUSH)
 
 
-def start_sampler(directory: str, *, lib: bool = False, base_key: Key = STARTUP_KEY) -> Sampler | None:
+def start_sampler(
+    directory: str, *, lib: bool = False, base_key: Key = STARTUP_KEY, passive: bool = False
+) -> Sampler | None:
     """Start sampling this process: idempotent while a sampler runs; after its ``stop()`` a new one
-    starts (``memgauge.profile(lines=True)`` once per block). Never raises into the program."""
+    starts (``memgauge.profile(lines=True)`` once per block). ``passive``: sampled from outside
+    (``PassiveSampler``). Never raises into the program."""
     global _active
     if active_sampler() is not None:
         return _active
     try:
-        sampler = Sampler(directory, lib=lib, base_key=base_key)
+        sampler = (PassiveSampler if passive else Sampler)(directory, lib=lib, base_key=base_key)
     except OSError:
         return None
     _active = sampler
+    if passive:
+        _install_hooks()
+        return sampler
     # A plain thread, not a threading.Thread: the program's threading.enumerate() and active_count()
     # stay what they are without memgauge. It blocks every signal (it inherits the mask it starts
     # with): a process-wide signal the program blocks in its own threads to wait for it
@@ -113,7 +162,8 @@ def _after_fork() -> None:
     parent = _active
     if parent is None or parent.stopped or forked_to_exec():
         return
-    start_sampler(parent.directory, lib=parent.lib, base_key=INHERITED_KEY)
+    passive = isinstance(parent, PassiveSampler)
+    start_sampler(parent.directory, lib=parent.lib, base_key=INHERITED_KEY, passive=passive)
 
 
 _real_exit: Callable[[int], NoReturn] | None = None
@@ -143,4 +193,34 @@ def start_from_env() -> Sampler | None:
     directory = os.environ.get(ENV_EVENTS_DIR, "")
     if not mode or not directory:
         return None
-    return start_sampler(directory, lib=mode == "lib")
+    outside = os.environ.get(ENV_LINES_OUTSIDE, "")
+    passive = bool(outside) and _read_from_outside(directory, outside)
+    return start_sampler(directory, lib=mode == "lib", passive=passive)
+
+
+def _read_from_outside(directory: str, runner: str) -> bool:
+    """Tell the runner this Python process is there. True when the outside sampler reads it: the
+    main process (the runner's child) waits for that, at most ``ATTACH_WAIT``, so that a line that
+    allocates at once is not lost; False (it samples itself) when the runner says the outside
+    sampler cannot read the program (``INSIDE_MARK``) or did not attach in time."""
+    import time
+
+    pid = os.getpid()
+    inside = os.path.join(directory, INSIDE_MARK)
+    try:
+        fd = os.open(os.path.join(directory, f"{OUTSIDE_MARK}{pid}"), os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC)
+        os.close(fd)
+    except OSError:
+        return False
+    if runner != str(os.getppid()):
+        return not os.path.exists(inside)
+    attached = os.path.join(directory, f"{ATTACHED_MARK}{pid}")
+    end = time.monotonic() + ATTACH_WAIT
+    while True:
+        if os.path.exists(inside):
+            return False
+        if os.path.exists(attached):
+            return True
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.002)

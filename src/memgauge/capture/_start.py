@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from memgauge.capture._events import ENV_EVENTS_DIR
+from memgauge._env import ENV_EVENTS_DIR
 
 _started_in = -1
 # the program's globals (``_child``: runpy's copy), kept to the end as a directly run script's are:
@@ -50,7 +50,7 @@ def start_all() -> None:
 
     # first: the program may read a swept variable as soon as it starts
     _knobs.start(directory)
-    from memgauge.capture._alloc import ENV_ALLOC
+    from memgauge._env import ENV_ALLOC
 
     if os.environ.get(ENV_ALLOC) == "1":
         # first: memray's imports, and those its tracker makes as it starts, are not the program's
@@ -60,7 +60,15 @@ def start_all() -> None:
     from memgauge.capture import _sampling
 
     if _sampling.start_from_env() is not None:
+        from memgauge.capture import _own_cpu
         from memgauge.capture._imports import ImportTracker
+
+        def sampler_cpu() -> float:
+            # the sampler reads its thread's CPU clock at each sample (its own time is no line's)
+            sampler = _sampling.active_sampler()
+            return sampler.own_cpu_ns / 1e9 if sampler is not None else 0.0
+
+        _own_cpu.register("line sampler thread", sampler_cpu)
 
         def resident() -> int:
             sampler = _sampling.active_sampler()
@@ -79,7 +87,7 @@ def start_all() -> None:
 
     # a finder that waits for the program's own `import torch` (MEMGAUGE_TORCH=off: nothing)
     _torch.install(directory)
-    from memgauge.capture._remedies_env import ENV_REMEDY
+    from memgauge._env import ENV_REMEDY
 
     if os.environ.get(ENV_REMEDY):
         from memgauge.capture import _remedies_tabular

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import sys
 
+from memgauge._env import ENV_TORCH
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -24,7 +26,6 @@ if TYPE_CHECKING:
 
     from memgauge.capture._torch_track import Tracker
 
-ENV_TORCH = "MEMGAUGE_TORCH"
 TORCH_MODES = ("off", "summary", "full")
 
 _active: Tracker | None = None
@@ -107,7 +108,7 @@ class _TorchFinder:
 
     def started(self, module: ModuleType) -> None:
         start_tracking(self.mode, self.directory)
-        from memgauge.capture._remedies_env import ENV_PREDICT, ENV_REMEDY
+        from memgauge._env import ENV_PREDICT, ENV_REMEDY
 
         if os.environ.get(ENV_REMEDY) or os.environ.get(ENV_PREDICT):
             _start_what_if()

@@ -1,10 +1,10 @@
 """Connecting the tracker (``_torch_track``) to a loaded torch: where each role is seen.
 
 - **Modules**: torch's global forward pre/post hooks keep the stack of modules running forward
-  (their qualified names come from ``named_modules`` of the outermost one, scanned once); the
-  outermost module's first call counts its parameters (and buffers, as ``other``). The post hook
-  runs even when forward raises (``always_call``), which is where an out-of-memory error raised in
-  a forward is seen. In ``summary`` mode a module's tensor outputs count as temporaries.
+  (named from the outermost one's ``named_modules``, scanned once, which also counts its
+  parameters and buffers); the post hook runs even when forward raises (``always_call``): an
+  out-of-memory error in a forward is seen there. Summary mode counts module outputs as
+  temporaries. Both keep out of what Dynamo or ``torch.jit.trace`` records (``_torch_compat``).
 - **Activations**: saved-tensor hooks, pushed for the outermost module's forward only (so
   ``torch.func`` transforms, which refuse saved-tensor hooks, still work outside modules): the pack
   hook counts the storage of each tensor autograd saves, and returns it detached (same storage).
@@ -34,6 +34,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from memgauge.capture._gpu_cap import install_cap
 from memgauge.capture._gpu_snapshot import install_snapshot
+from memgauge.capture._torch_compat import closure_step, hidden, model_of, quiet_compile_warning
+from memgauge.capture._torch_keras import connect as keras_connect
+from memgauge.capture._torch_keras import disconnect as keras_disconnect
+from memgauge.capture._torch_keras import is_keras
 from memgauge.capture._torch_oom import is_oom
 from memgauge.capture._torch_sampling import ResidentReader, StepSampling
 from memgauge.capture._torch_track import (
@@ -136,8 +140,12 @@ class Hooks:
 
     # -- modules ---------------------------------------------------------------------------------
 
-    def scan(self, root: torch.nn.Module) -> None:
+    def scan(self, called: torch.nn.Module) -> None:
+        root = model_of(called)  # a compiled model is named as the program's own
+        if is_keras(root):
+            keras_connect(self)  # its optimizer is no torch.optim (docs/frameworks.md)
         prefix = type(root).__name__
+        self.names[called] = prefix
         for qualified, sub in root.named_modules():
             self.names[sub] = f"{prefix}.{qualified}" if qualified else prefix
         for qualified, p in root.named_parameters():
@@ -150,6 +158,8 @@ class Hooks:
             )
 
     def forward_pre(self, module: torch.nn.Module, args: object) -> None:
+        if hidden():  # compiled or traced: nothing of memgauge in the graph
+            return
         stack = self.tracker.modules
         if not stack:
             if module not in self.names:
@@ -169,6 +179,8 @@ class Hooks:
         stack.append(self.names.get(module) or type(module).__name__)
 
     def forward_post(self, module: torch.nn.Module, args: object, output: object) -> None:
+        if hidden():
+            return
         stack = self.tracker.modules
         failed = sys.exc_info()[1]
         if failed is not None:
@@ -191,8 +203,8 @@ class Hooks:
 
     # -- steps -----------------------------------------------------------------------------------
 
-    def step_pre(self, optimizer: torch.optim.Optimizer, args: object, kwargs: object) -> None:
-        if self.tracker.before_optimizer is not None:
+    def step_pre(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        if self.tracker.before_optimizer is not None and not closure_step(args, kwargs):
             self.tracker.before_optimizer()
         if not self.tracker.tracking:
             self.tracker.active = True  # a step's phases are timed only where it is followed
@@ -220,7 +232,7 @@ class Hooks:
                 module, pname = self.owners.get(id(p), ("", ""))
                 name = f"{pname}.{key}" if pname else str(key)
                 self.count(value, OPTIMIZER_STATE, module=module, name=name, line="")
-                seen[id(value)] = weakref.ref(value, functools.partial(_forget, seen, id(value)))
+                seen[id(value)] = weakref.ref(value, functools.partial(seen.pop, id(value)))
         self.tracker.end_step("optimizer")
 
     def wrap_backward(self) -> None:
@@ -272,18 +284,13 @@ class Hooks:
                     self._hook_grad(key, p)
         else:
             self._unhook(self.module_handles)
-            self._unhook_grads()
+            self._unhook(self.grad_handles)
 
     @staticmethod
-    def _unhook(handles: list[Any]) -> None:
-        for handle in handles:
+    def _unhook(handles: list[Any] | dict[int, Any]) -> None:
+        for handle in handles.values() if isinstance(handles, dict) else handles:
             handle.remove()
         handles.clear()
-
-    def _unhook_grads(self) -> None:
-        for handle in self.grad_handles.values():
-            handle.remove()
-        self.grad_handles.clear()
 
     def memory(self) -> int:
         """The process's resident bytes and its CUDA tensors' (-1 when unknown)."""
@@ -303,6 +310,7 @@ class Hooks:
         self.module_handles.append(modules.register_module_forward_hook(self.forward_post, always_call=True))
 
     def install(self) -> None:
+        quiet_compile_warning()
         self._hook_modules()
         self.tracker.after_step = self.resample
         self.handles.append(register_optimizer_step_pre_hook(self.step_pre))
@@ -317,7 +325,8 @@ class Hooks:
     def uninstall(self) -> None:
         self._unhook(self.handles)
         self._unhook(self.module_handles)
-        self._unhook_grads()
+        self._unhook(self.grad_handles)
+        keras_disconnect()
         self.tracker.after_step = None
         if self._backward is not None:
             self._swap_backward(self._backward)
@@ -364,10 +373,6 @@ class Hooks:
 
 def _unpack(t: torch.Tensor) -> torch.Tensor:
     return t
-
-
-def _forget(seen: dict[int, Any], key: int, _ref: object) -> None:
-    seen.pop(key, None)
 
 
 def connect(mode: str, directory: str) -> Tracker:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 
+from memgauge._env import ENV_TORCH_STEPS
 from memgauge.capture._training import STEADY_AFTER
 
-ENV_TORCH_STEPS = "MEMGAUGE_TORCH_STEPS"
 FIRST = STEADY_AFTER  # the loop's warm-up, where the line sampler too samples most closely
 EVERY = 50
 HOLD = 20

@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-from memgauge.capture._events import ENV_EVENTS_DIR
+from memgauge._env import ENV_EVENTS_DIR
 from memgauge.capture._wire import TRAINING, WritePace, paced_write, record_writer
 
 # not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
@@ -97,6 +97,7 @@ class Loop:
         self._start: float | None = None
         self._wait = 0.0
         self._samples: int | None = None
+        self.ahead: int | None = None  # the samples of the batch a loader fetched ahead (``fetched``)
         self._tokens: int | None = None
         self.pace = WritePace()  # when the record is written next (at most about once a second)
 
@@ -106,10 +107,29 @@ class Loop:
             self._start = start
         self._wait += end - start
 
-    def fetched(self, start: float, end: float, samples: int | None) -> None:
-        """A batch arrived: ``start``..``end`` was spent waiting for it."""
+    def fetched(self, start: float, end: float, samples: int | None, *, ahead: bool = False) -> None:
+        """A batch arrived: ``start``..``end`` was spent waiting for it. ``ahead``: fetched by a
+        loader that reads one batch ahead of what it hands the program (accelerate's), so the
+        samples counted now are those of the batch fetched before, which the program gets now."""
         self.waited(start, end)
         self.fetches += 1
+        if ahead:
+            samples, self.ahead = self.ahead, samples
+        if samples is not None:
+            self._samples = (self._samples or 0) + samples
+
+    def epoch(self, start: float, end: float) -> None:
+        """A loader's epoch began (``start``..``end``: starting its workers). Before the first step
+        ends, what earlier iterators fetched was a peek, not the step's batch: Keras's ``fit``
+        reads one batch to build its metrics and optimizer, then starts the epoch anew."""
+        self.waited(start, end)
+        if not self.rows and not self.dropped:
+            self._samples = self.ahead = None
+
+    def exhausted(self, start: float, end: float) -> None:
+        """A loader reading ahead found its epoch's end: the batch it held is handed over now."""
+        self.waited(start, end)
+        samples, self.ahead = self.ahead, None
         if samples is not None:
             self._samples = (self._samples or 0) + samples
 

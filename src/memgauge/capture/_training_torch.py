@@ -6,7 +6,8 @@ it). Three things:
 - **Data wait**: ``_BaseDataLoaderIter.__next__`` (every DataLoader iterator's, single- or
   multi-process) and ``DataLoader.__iter__`` (which starts the workers of each epoch) are wrapped:
   the time inside them is time the loop waited for data, and the batch's leading dimension its
-  samples (``_training.batch_samples``).
+  samples (``_training.batch_samples``). A fetch made by a loader that reads one batch ahead
+  (``AHEAD``: accelerate's) counts the batch it fetched before, the one the program gets now.
 - **FLOPs**: a dispatch mode (``StepFlops``) is entered when step ``FLOP_STEP - 1`` ends and left
   when the next one ends: one representative step after warm-up is counted, the others run without
   it. It counts with torch's own formulas, the registry ``torch.utils.flop_counter.FlopCounterMode``
@@ -28,6 +29,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 import time
 from typing import Any
 
@@ -36,13 +38,16 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.data import DataLoader
 from torch.utils.data.dataloader import _BaseDataLoaderIter
 
+from memgauge._env import ENV_FLOP_STEP
 from memgauge.capture._copies import Copies
 from memgauge.capture._copies_torch import wrap_copies
 from memgauge.capture._torch_track import Tracker
 from memgauge.capture._training import Loop, batch_samples, current_loop
 
-ENV_FLOP_STEP = "MEMGAUGE_FLOP_STEP"  # the index of the step whose FLOPs are counted; "off": none
 FLOP_STEP = 3
+# the modules whose loaders fetch one batch ahead of the one they hand the program (accelerate's
+# DataLoaderShard, under Hugging Face's Trainer): their batch's samples count at the next fetch
+AHEAD = frozenset({"accelerate.data_loader"})
 BENCH_SIZE = 1024
 BENCH_SECONDS = 0.3
 
@@ -120,13 +125,20 @@ def _wrap(owner: Any, name: str, *, with_samples: bool) -> None:
     @functools.wraps(original)
     def waited(self: Any) -> Any:
         t0 = clock()
-        out = original(self)
+        ahead = with_samples and sys._getframe(1).f_globals.get("__name__") in AHEAD
+        try:
+            out = original(self)
+        except StopIteration:
+            loop = current_loop()
+            if ahead and loop is not None:
+                loop.exhausted(t0, clock())
+            raise
         loop = current_loop()
         if loop is not None:
             if with_samples:
-                loop.fetched(t0, clock(), batch_samples(out))
+                loop.fetched(t0, clock(), batch_samples(out), ahead=ahead)
             else:
-                loop.waited(t0, clock())  # starting an epoch's iterator: a wait, not a batch
+                loop.epoch(t0, clock())  # starting an epoch's iterator: a wait, not a batch
         return out
 
     _wrapped.append((owner, name, original))

@@ -83,7 +83,16 @@ EVENT_OPTIONAL = {
     EV_PHASE_START: {"parent": "int?", "thread": "str", "reset": "bool"},
     # io: the phase's rchar, wchar, read_bytes, write_bytes (``_training_io``)
     EV_PHASE_END: {"exact": "bool", "io": "list"},
-    EV_EXIT: {"cmdline": "list", "env": "dict"},
+    # started/ended: the program's first line and its return (monotonic); startup_cpu: the
+    # process's CPU seconds by its first line; own_cpu: memgauge's threads' CPU seconds, by name
+    EV_EXIT: {
+        "cmdline": "list",
+        "env": "dict",
+        "started": "number",
+        "ended": "number",
+        "startup_cpu": "number",
+        "own_cpu": "dict",
+    },
     EV_ERROR: {"message": "str"},
     EV_HWM_RESET: {},
     EV_METRIC: {},
@@ -109,6 +118,9 @@ LINES_OPTIONAL = {
     # per line, its time runnable but queued for a CPU (``CONTENTION_ROW``), left out of its
     # wait_seconds: an addition, version 2 still (a file without it has contention in its wait)
     "contention": "list",
+    # "outside" when the runner wrote the file from samples read outside the process (py-spy:
+    # ``_lines_join``); absent when the process sampled itself
+    "sampler": "str",
 }
 PEAK_FIELDS = {"rss": "int", "retained": "list"}
 PEAK_OPTIONAL = {"t": "number"}

@@ -5,24 +5,31 @@ commands, writing to stdout and stderr, and the mapping of errors to exit codes 
 Exit codes (also in README.md, whose table a test keeps in step with this one):
   0                  ``view`` / ``compare``: the report was written; ``check``: within budget;
                      ``sweep``: every run measured and exited 0 (within the budget, if any);
-                     ``submit``: the verdict is pass; ``serve``: stopped
+                     ``submit``: the verdict is pass; ``serve``: stopped; ``plan``: the
+                     programs fit by the rule (and ``--verify`` agreed)
   1                  ``check``: over budget (a limit crossed, or stopped by ``--enforce``);
                      ``sweep``: no size fits the budget, or the confirming run went over it;
-                     ``submit``: the verdict is fail (over the policy)
+                     ``submit``: the verdict is fail (over the policy); ``plan``: they do
+                     not fit, or a verifying run contradicted the plan
   2                  ``check``: the program failed while within budget; ``sweep``: a run failed
                      (non-zero exit, killed, timed out, not measured); ``submit``: the verdict
                      is error (the program failed, or could not be run), or it was cancelled
+  3                  ``check``: a limit could not be measured (no GPU for a gpu limit, a phase
+                     that never ran) and nothing failed; ``--allow-unmeasured`` accepts it (0);
+                     ``submit``: the verdict is unmeasured (the policy does not allow it)
   the program's own  ``memgauge run`` exits with the measured program's exit code
   128 + N            the program was killed by signal N (as shells report it)
   64                 usage error: bad option, nothing to run
-  65                 the script has a syntax error, or a profile file is malformed; ``submit``: the
+  65                 the script has a syntax error or cannot be read, or a profile file is
+                     malformed (the message names the file); ``submit``: the
                      server refused the upload (a bad archive, too large, an unknown policy)
   66                 the script, module or profile file does not exist
   69                 a requested limit cannot be enforced on this host; ``submit``: the server
                      cannot be reached, or failed
   70                 internal error in memgauge
   73                 an output file or stdout cannot be written (a profile is saved elsewhere, see
-                     the message); a reader that closes the pipe early (`| head`) is not an error
+                     the message); a reader that closes the pipe early (`| head`) is not an error;
+                     ``serve``: its data directory cannot be made
   77                 ``submit``: no token, or the server refused it
   126 / 127          the command cannot be executed / is not found
   130                interrupted (Ctrl-C) while memgauge itself was working
@@ -33,12 +40,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Literal, Protocol
 
+from memgauge._env import ENV_DEBUG
 from memgauge._errors import (
     InternalError,
     MemgaugeError,
@@ -54,7 +61,7 @@ if TYPE_CHECKING:
     from memgauge.model import Profile
 
 # the verdict codes of check, sweep and submit (the table above)
-PASSED, OVER_BUDGET, FAILED = 0, 1, 2
+PASSED, OVER_BUDGET, FAILED, UNJUDGED = 0, 1, 2, 3
 INTERRUPTED = 130
 
 # Where memgauge's own options end and the measured program's argv begins:
@@ -73,6 +80,8 @@ class Command(Protocol):
     summary: str  # its words in `memgauge --help`
     usage: str | None  # None: argparse writes it
     description: str
+    # two or three command lines, each with what it does after "  # ": the end of its --help
+    examples: tuple[str, ...]
     program: Program
 
     def prepare_parser(self, parser: Parser) -> None:
@@ -87,8 +96,22 @@ class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose mistakes are ``UsageError``s: one line and exit 64, from
     ``guarded`` like every other error, instead of argparse's usage block and exit 2."""
 
+    examples: tuple[str, ...] = ()
+
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(message)
+
+    def format_help(self) -> str:
+        """argparse's help, then the command's examples, each under its comment (argparse would
+        re-wrap an epilog's lines)."""
+        text = super().format_help()
+        if not self.examples:
+            return text
+        lines = []
+        for example in self.examples:
+            command, _, what = example.partition("  # ")
+            lines += [f"  # {what}", f"  {command}"] if what else [f"  {command}"]
+        return text + "\nexamples:\n" + "\n".join(lines) + "\n"
 
     def values_taken(self) -> dict[str, int]:
         """How many values follow each option string (0: a flag), read from the parser's actions
@@ -113,6 +136,7 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser(command: Command) -> Parser:
     parser = Parser(prog=f"memgauge {command.name}", usage=command.usage, description=command.description)
+    parser.examples = command.examples
     command.prepare_parser(parser)
     return parser
 
@@ -156,7 +180,7 @@ def guarded(body: Callable[[], int]) -> int:
     except SystemExit as e:  # argparse --help / --version
         return int(e.code or 0) if not isinstance(e.code, str) else 0
     except Exception as e:
-        if os.environ.get("MEMGAUGE_DEBUG"):
+        if os.environ.get(ENV_DEBUG):
             raise
         err = InternalError(f"internal error: {type(e).__name__}: {e} (set MEMGAUGE_DEBUG=1 for a traceback)")
         say(f"memgauge: error: {err.message}\n")
@@ -289,6 +313,8 @@ def report_target(args: argparse.Namespace, inputs: list[str]) -> tuple[str | No
 def terminal_width_color(args: argparse.Namespace) -> tuple[int, bool]:
     """The width and colours of a terminal report from ``--width``, ``--color`` and ``-o``: the
     terminal's when stdout is one, else 100 columns without colour."""
+    import shutil
+
     tty = args.output is None and sys.stdout is not None and sys.stdout.isatty()
     width = args.width or (shutil.get_terminal_size((100, 24)).columns if tty else 100)
     return width, tty if args.color is None else args.color
@@ -305,7 +331,19 @@ def load_profile(path: str) -> Profile:
         raise TargetNotFoundError(f"no profile {path}")
     if os.path.isdir(path):
         raise ProfileFormatError(f"{path} is a directory, not a profile")
-    return model.load_profile(path)
+    with naming(path):
+        return model.load_profile(path)
+
+
+@contextlib.contextmanager
+def naming(path: str) -> Iterator[None]:
+    """A malformed file's error names the file: ``run.json: not a memgauge profile (...)``."""
+    try:
+        yield
+    except ProfileFormatError as e:
+        if path in e.message:
+            raise
+        raise ProfileFormatError(f"{path}: {e.message}") from e
 
 
 def default_profile_path(name: str) -> str:
@@ -325,19 +363,6 @@ def say(text: str) -> None:
             sys.stderr.flush()
     except (OSError, ValueError):
         pass
-
-
-def renamed_option(args: argparse.Namespace, command: str, old: str, new: str, metavar: str) -> None:
-    """An option read under its old spelling: its value moves to the new one's destination, with one
-    line of warning. The old option's destination is the new one's prefixed with ``old_``."""
-    dest = new.lstrip("-").replace("-", "_")
-    value = getattr(args, "old_" + dest)
-    if value is None:
-        return
-    if getattr(args, dest) is not None:
-        raise UsageError(f"give {new} only ({old} is its old spelling)")
-    say(f"memgauge: warning: {command} {old} {metavar} is deprecated: use {new} {metavar}\n")
-    setattr(args, dest, value)
 
 
 def emit(text: str, output: str | None) -> None:

@@ -14,19 +14,19 @@ import sys
 
 from memgauge._errors import UsageError
 from memgauge._version import __version__
-from memgauge.cli._common import Command, Parser, build_parser, guarded, split_argv
-from memgauge.cli.commands import COMMANDS
-
-_BY_NAME: dict[str, Command] = {command.name: command for command in COMMANDS}
+from memgauge.cli._common import Parser, build_parser, guarded, split_argv
+from memgauge.cli.commands import all_commands, command_named
 
 
 def main(argv: list[str] | None = None) -> int:
+    # argv None: memgauge's own process, started for this command (its start-up is then timed)
+    own_process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
-    return guarded(lambda: _dispatch(argv))
+    return guarded(lambda: _dispatch(argv, own_process))
 
 
-def _dispatch(argv: list[str]) -> int:
-    command = _BY_NAME.get(argv[0]) if argv else None
+def _dispatch(argv: list[str], own_process: bool = False) -> int:
+    command = command_named(argv[0]) if argv else None
     if command is None:
         if not argv:
             raise UsageError("give a command, e.g. 'memgauge run script.py' (see 'memgauge --help')")
@@ -34,7 +34,9 @@ def _dispatch(argv: list[str]) -> int:
         raise UsageError("give a command, e.g. 'memgauge run script.py'")
     parser = build_parser(command)
     own, program = split_argv(parser, argv[1:], command.program)
-    return command.run(parser.parse_args(own), program)
+    args = parser.parse_args(own)
+    args.own_process = own_process
+    return command.run(args, program)
 
 
 def _top_parser() -> Parser:
@@ -44,9 +46,10 @@ def _top_parser() -> Parser:
         epilog="Run 'memgauge COMMAND --help' for a command's options.",
     )
     p.add_argument("--version", action="version", version=f"memgauge {__version__}")
+    commands = all_commands()
     p.add_argument(
         "command",
-        choices=[command.name for command in COMMANDS],
-        help="; ".join(f"{command.name}: {command.summary}" for command in COMMANDS),
+        choices=[command.name for command in commands],
+        help="; ".join(f"{command.name}: {command.summary}" for command in commands),
     )
     return p

@@ -13,6 +13,8 @@ from memgauge.cli._common import default_profile_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from memgauge.model import Profile
     from memgauge.runner import HardLimits
 
@@ -23,7 +25,7 @@ class RunPlan:
     def __init__(
         self, args: argparse.Namespace, rest: list[str], *, enforce: HardLimits | None = None
     ) -> None:
-        from memgauge.runner import RunOptions, parse_target
+        from memgauge.runner import RunOptions, parse_target, process_started
 
         if not 0 < args.interval <= 10:
             raise UsageError("--interval must be in (0, 10] seconds")
@@ -60,6 +62,9 @@ class RunPlan:
             interval=args.interval, cgroup=args.cgroup, lines=lines, alloc=args.alloc, enforce=enforce
         )
         self.options.torch = getattr(args, "torch", "summary")
+        if getattr(args, "own_process", False):
+            # memgauge was started for this run: its own start-up is timed in the profile
+            self.options.process_start = process_started()
         snapshot = getattr(args, "gpu_snapshot", None)
         if snapshot is not None:
             self._gpu_snapshot(snapshot, args.gpu_snapshot_entries)
@@ -75,7 +80,7 @@ class RunPlan:
     def _gpu_snapshot(self, path: str, entries: int) -> None:
         """--gpu-snapshot: the program records torch's memory history and dumps it to ``path``
         (docs/gpu.md), asked for through its environment (never memgauge's own)."""
-        from memgauge.capture import ENV_GPU_SNAPSHOT, ENV_GPU_SNAPSHOT_ENTRIES
+        from memgauge._env import ENV_GPU_SNAPSHOT, ENV_GPU_SNAPSHOT_ENTRIES
 
         if not path:
             raise UsageError("--gpu-snapshot needs a path")
@@ -151,12 +156,10 @@ def _show_report(
         return
     try:
         tty = stream.isatty()
-        # imported after the run: rich's import time is not added to the program's start
-        from memgauge.render import TerminalRenderer
-
-        width = os.get_terminal_size(stream.fileno()).columns if tty else 100
+        # a serial console or an emulator may report 0 columns: the report is never dropped for it
+        width = (_columns(stream) if tty else 0) or 100
         color = tty if color_option is None else color_option
-        text = TerminalRenderer(width=min(width, 140), color=color).render(profile)
+        text = _report_text(profile, min(width, 140), color)
         if json_path is not None:
             text += f"profile: {json_path}\n"
         if html_path:
@@ -165,3 +168,22 @@ def _show_report(
         stream.flush()
     except (OSError, ValueError):
         pass  # stderr closed or a broken pipe: the profile is saved and the exit code stands
+
+
+def _columns(stream: TextIO) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError):
+        return 0
+
+
+def _report_text(profile: Profile, width: int, color: bool) -> str:
+    """The terminal report; where rendering it fails, one line saying so, so that the lines after
+    it (where the profile was saved) are still printed and the run's exit code stands."""
+    # imported after the run: rich's import time is not added to the program's start
+    from memgauge.render import TerminalRenderer
+
+    try:
+        return TerminalRenderer(width=width, color=color).render(profile)
+    except Exception as e:  # any renderer defect: the saved profile still says it all
+        return f"memgauge: the report could not be rendered ({type(e).__name__}: {e})\n"

@@ -145,22 +145,36 @@ class Verdict:
     non-zero or was killed; a run stopped by an enforced limit of the budget counts as that limit
     failed instead. ``program_status`` says how it ended ("exit 0", "exit 1", "killed by SIGKILL",
     "killed by the OOM killer", "stopped by memgauge: ..."). ``runs``: how many profiles were
-    judged (medians when more than one)."""
+    judged (medians when more than one). ``allow_unmeasured``: a limit that could not be
+    measured (no GPU for a ``gpu`` limit, a phase that never ran) is accepted; without it such a
+    verdict is not a pass: a gate that could not look does not say yes."""
 
     results: tuple[CheckResult, ...]
     program_failed: bool = False
     program_status: str = ""
     runs: int = 1
     baselines: int = 0
+    allow_unmeasured: bool = False
 
     @property
     def ok(self) -> bool:
-        """No limit failed (an unmeasured one does not fail; a failed program is not a breach)."""
-        return all(r.status != FAIL for r in self.results)
+        """A pass: no limit failed, and every limit was measured (or ``allow_unmeasured``). A
+        failed program is not a breach: ``program_failed`` says it."""
+        return not self.failed and (self.allow_unmeasured or not self.unmeasured)
 
     @property
     def failed(self) -> tuple[CheckResult, ...]:
         return tuple(r for r in self.results if r.status == FAIL)
+
+    @property
+    def unmeasured(self) -> tuple[CheckResult, ...]:
+        return tuple(r for r in self.results if r.status == UNMEASURED)
+
+    @property
+    def unjudged(self) -> bool:
+        """No limit failed, yet one could not be measured and that was not allowed: neither a pass
+        nor a fail (``memgauge check`` exits 3)."""
+        return not self.failed and bool(self.unmeasured) and not self.allow_unmeasured
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for ``json.dumps(..., allow_nan=False)``: bytes as integers where whole."""
@@ -172,7 +186,8 @@ class Verdict:
             "baselines": self.baselines,
             "limits": len(self.results),
             "failed": len(self.failed),
-            "unmeasured": sum(r.status == UNMEASURED for r in self.results),
+            "unmeasured": len(self.unmeasured),
+            "allow_unmeasured": self.allow_unmeasured,
             "results": [r.to_dict() for r in self.results],
         }
 
@@ -195,6 +210,7 @@ class Verdict:
             program_status=_str(data, "program_status", where, default=""),
             runs=_int(data, "runs", where, default=1),
             baselines=_int(data, "baselines", where, default=0),
+            allow_unmeasured=_bool(data, "allow_unmeasured", where),
         )
 
 

@@ -28,14 +28,15 @@ _MEASURE_MAX = 64  # Bencher's limit on a measure's name
 
 
 def result_line(verdict: Verdict) -> str:
-    """One line: "within budget", "OVER BUDGET: 2 of 5 limits", "the program failed (exit 1)"."""
+    """One line: "within budget", "OVER BUDGET: 2 of 5 limits", "the program failed (exit 1)",
+    "NOT JUDGED: 1 of 2 limits could not be measured; ..."."""
     failed, total = len(verdict.failed), len(verdict.results)
-    unmeasured = sum(r.status == UNMEASURED for r in verdict.results)
+    unmeasured = len(verdict.unmeasured)
     extra = []
     if verdict.runs > 1:
         extra.append(f"medians of {verdict.runs} runs")
     if unmeasured:
-        extra.append(f"{unmeasured} not measured")
+        extra.append(f"{unmeasured} not measured" + (", allowed" if verdict.allow_unmeasured else ""))
     suffix = f" ({', '.join(extra)})" if extra else ""
     if failed:
         line = f"OVER BUDGET: {failed} of {total} limit{'s' if total != 1 else ''}{suffix}"
@@ -44,6 +45,12 @@ def result_line(verdict: Verdict) -> str:
         )
     if verdict.program_failed:
         return f"the program failed ({verdict.program_status}){suffix}"
+    if verdict.unjudged:
+        runs = f" (medians of {verdict.runs} runs)" if verdict.runs > 1 else ""
+        return (
+            f"NOT JUDGED: {unmeasured} of {total} limit{'s' if total != 1 else ''} could not be "
+            f"measured{runs}; --allow-unmeasured accepts that"
+        )
     return f"within budget{suffix}" if total else f"no limits to check{suffix}"
 
 

@@ -16,7 +16,8 @@ What each limit measures:
 - ``disk``: the most a sandboxed run's files held on its scratch space (``environment.sandbox.disk``,
   memgauge serve); unmeasured elsewhere, and per phase.
 
-An unmeasured limit (the phase never ran, no GPU figure) never fails; its note says why. A limit is
+An unmeasured limit (the phase never ran, no GPU figure) never fails; its note says why. Nor does
+it pass: the verdict is not ``ok`` (``memgauge check`` exits 3) unless ``allow_unmeasured``. A limit is
 inclusive: measuring exactly the limit passes, except under a memory limit the kernel enforced
 (``_ceiling``): a run that reached it, or had any process of its tree OOM-killed, measured "at
 least the limit" and fails a whole-run rss limit at or below it.
@@ -108,12 +109,12 @@ def rss_figure(profile: Profile) -> int:
 # --- judging -----------------------------------------------------------------------------------
 
 
-def judge(profile: Profile, budget: Budget) -> Verdict:
+def judge(profile: Profile, budget: Budget, *, allow_unmeasured: bool = False) -> Verdict:
     """``profile`` against ``budget``: one result per limit, in the budget's order."""
-    return judge_runs([profile], budget)
+    return judge_runs([profile], budget, allow_unmeasured=allow_unmeasured)
 
 
-def judge_runs(runs: Sequence[Profile], budget: Budget) -> Verdict:
+def judge_runs(runs: Sequence[Profile], budget: Budget, *, allow_unmeasured: bool = False) -> Verdict:
     """Several runs of one program against ``budget``: each limit judges the median of the runs'
     figures (over the runs where it was measured: a phase may not run every time). A run stopped
     by an enforced limit fails that limit whatever the median, since its figures stop at the
@@ -138,7 +139,7 @@ def judge_runs(runs: Sequence[Profile], budget: Budget) -> Verdict:
             result = under_gpu_cap(result, runs)
         results.append(result)
     failed, status = _program_status(runs, budget)
-    return Verdict(tuple(results), failed, status, runs=len(runs))
+    return Verdict(tuple(results), failed, status, runs=len(runs), allow_unmeasured=allow_unmeasured)
 
 
 def _at_the_ceiling(
@@ -153,18 +154,17 @@ def _at_the_ceiling(
     limit = result.limit
     i, top = max(ceilings, key=lambda ic: ic[1].limit_bytes)
     measured = max(result.measured or 0.0, float(top.limit_bytes))
+    # the figure the table shows ("≥ 163 MiB"): the note says the same one, never the limit below it
+    least = format_bytes(int(measured))
     # the kernel's counter can stop a charge batch short of the limit
     if top.limit_bytes >= limit.value - runs[i].peak.error_bound_bytes:
-        note = f"{top.text()}{_where(i, runs)}: at least {format_bytes(top.limit_bytes)}"
+        note = f"{top.text()}{_where(i, runs)}: at least {least}"
         blame = result.blame or _blame(runs[i], limit)
         # the median's note that it lies within the counter's error bound of the limit says
         # nothing now; "stopped by --enforce" still does
         kept = [n for n in result.note.split("; ") if n and not n.startswith("within the peak's error bound")]
         return CheckResult(limit, measured, FAIL, blame, _join(*kept, note), result.baseline, True)
-    note = (
-        f"{top.text()}{_where(i, runs)}, below the budget: at least {format_bytes(top.limit_bytes)}, "
-        "not judged against the budget"
-    )
+    note = f"{top.text()}{_where(i, runs)}, below the budget: at least {least}, not judged against the budget"
     return CheckResult(limit, measured, UNMEASURED, None, _join(note, result.note), result.baseline, True)
 
 

@@ -175,6 +175,12 @@ class HostRun:
         keep = ("PATH", "HOME", "TMPDIR", "LANG", "PYTHONUNBUFFERED")
         env = {k: self.plan.env[k] for k in keep if k in self.plan.env}
         env["PYTHONPATH"] = memgauge_parent()
+        from memgauge._env import ENV_CGROUP_ROOT
+
+        if os.environ.get(ENV_CGROUP_ROOT):
+            # the server's own choice of cgroup tree (docs/hosts.md): the runner makes the run's
+            # groups, and must make them where the server removes them
+            env[ENV_CGROUP_ROOT] = os.environ[ENV_CGROUP_ROOT]
         env.update(self.job_env)
         return env
 
@@ -260,13 +266,14 @@ def _remove_cgroups(record_path: str) -> None:
             groups = json.load(f).get("cgroups", [])
     except (OSError, ValueError, AttributeError):
         return
-    from memgauge.watcher import PREFIX, PidsGroup
+    from memgauge.watcher import PREFIX, PidsGroup, current_host
 
+    host = current_host()
     for path in groups:
         real = os.path.realpath(str(path))
         # only a group memgauge made: the file is the runner's, but a program left as root
         # could have rewritten it
-        ours = real.startswith("/sys/fs/cgroup/") and os.path.basename(real).startswith(PREFIX)
+        ours = host.holds(real) and os.path.basename(real).startswith(PREFIX)
         if ours and os.path.isdir(real):
             # any cgroup, memory or pids: kill what is in it, then remove it
             PidsGroup(real, 1).close()

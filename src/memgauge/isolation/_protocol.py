@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import subprocess
 import time
 from typing import TYPE_CHECKING, Protocol
@@ -148,6 +147,8 @@ class NoIsolation:
         # absolute: the program may change its working directory before it writes an event
         base = os.path.abspath(os.environ.get("TMPDIR") or "/tmp")
         for stale in orphaned_entries(base, _EVENTS_PREFIX):
+            import shutil  # only where a crashed run left a directory behind
+
             shutil.rmtree(stale, ignore_errors=True)
         path = os.path.join(base, f"{_EVENTS_PREFIX}{os.getpid()}-{time.monotonic_ns()}")
         try:
@@ -180,5 +181,7 @@ class NoIsolation:
 
     def close(self) -> None:
         if self._events_dir is not None:
+            import shutil  # after the program: its import does not delay the start
+
             shutil.rmtree(self._events_dir, ignore_errors=True)
             self._events_dir = None

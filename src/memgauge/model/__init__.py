@@ -4,62 +4,153 @@ and loaded with its own reader. Nothing else in memgauge defines a persisted rec
 Capture and the runner build them, analyses and renderers only read them, the gate judges them and
 the service stores them. Plain data only: ``to_dict`` is ``json.dumps``-ready and
 ``from_dict(to_dict(r)) == r``.
-"""
+
+Lazy, as the faces ``memgauge run`` goes through: a run builds a ``Profile`` and reads no sweep
+or fit record, and each record type is a set of dataclasses whose creation costs at import."""
 
 from __future__ import annotations
 
-from memgauge.model._fit import FIT_FORMAT, FitRecord, FitTrial, FitVerification, NonMonotonic
-from memgauge.model._gpu import GpuDevice, GpuProcess, GpuUtilization, GpuWindow
-from memgauge.model._profile import (
-    READABLE_VERSIONS,
-    SCHEMA_VERSION,
-    UNBOUNDED_NOTE,
-    AllocationPeak,
-    Attribution,
-    CaptureWarning,
-    CpuTimes,
-    ExitStatus,
-    HeldLine,
-    ImportRecord,
-    LeakSuspect,
-    LineStats,
-    Peak,
-    PhaseRecord,
-    ProcessRecord,
-    ProcessSeries,
-    Profile,
-    Reconciliation,
-    Timeline,
-    load_profile,
-)
-from memgauge.model._sweep import (
-    SWEEP_FORMAT,
-    Confirmation,
-    PhaseSummary,
-    Point,
-    RunSummary,
-    SweepResult,
-    Value,
-    load_sweep,
-    metric_names,
-)
-from memgauge.model._torch import TORCH_ROLES, TorchMemory, TorchModule, TorchOom, TorchStep, TorchTensor
-from memgauge.model._training import (
-    BOUNDS,
-    CpuProcessSeries,
-    CpuUsage,
-    Training,
-    TrainingCopies,
-    TrainingCopyLine,
-    TrainingCounter,
-    TrainingProcess,
-    TrainingStat,
-    TrainingStep,
-)
+from memgauge._lazy import attach
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.model._fit import FIT_FORMAT, FitRecord, FitTrial, FitVerification, NonMonotonic
+    from memgauge.model._gpu import GpuDevice, GpuProcess, GpuUtilization, GpuWindow
+    from memgauge.model._overhead import AFTER_STEPS, BEFORE_STEPS, Overhead, OwnCpu
+    from memgauge.model._plan import (
+        PLAN_FORMAT,
+        PLAN_VERSION,
+        MaxCopies,
+        PlanDistribution,
+        PlanMember,
+        PlanRecord,
+        PlanRun,
+        load_plan,
+    )
+    from memgauge.model._profile import (
+        READABLE_VERSIONS,
+        SCHEMA_VERSION,
+        UNBOUNDED_NOTE,
+        AllocationPeak,
+        Attribution,
+        CaptureWarning,
+        CpuTimes,
+        ExitStatus,
+        HeldLine,
+        ImportRecord,
+        LeakSuspect,
+        LineStats,
+        Peak,
+        PhaseRecord,
+        ProcessRecord,
+        ProcessSeries,
+        Profile,
+        Reconciliation,
+        Timeline,
+        load_profile,
+    )
+    from memgauge.model._sweep import (
+        SWEEP_FORMAT,
+        Confirmation,
+        PhaseSummary,
+        Point,
+        RunSummary,
+        SweepResult,
+        Value,
+        load_sweep,
+        metric_names,
+    )
+    from memgauge.model._torch import TORCH_ROLES, TorchMemory, TorchModule, TorchOom, TorchStep, TorchTensor
+    from memgauge.model._training import (
+        BOUNDS,
+        CpuProcessSeries,
+        CpuUsage,
+        Training,
+        TrainingCopies,
+        TrainingCopyLine,
+        TrainingCounter,
+        TrainingProcess,
+        TrainingStat,
+        TrainingStep,
+    )
+
+
+_NAMES = {
+    "PLAN_FORMAT": "_plan",
+    "PLAN_VERSION": "_plan",
+    "MaxCopies": "_plan",
+    "PlanDistribution": "_plan",
+    "PlanMember": "_plan",
+    "PlanRecord": "_plan",
+    "PlanRun": "_plan",
+    "load_plan": "_plan",
+    "AFTER_STEPS": "_overhead",
+    "BEFORE_STEPS": "_overhead",
+    "BOUNDS": "_training",
+    "FIT_FORMAT": "_fit",
+    "READABLE_VERSIONS": "_profile",
+    "SCHEMA_VERSION": "_profile",
+    "SWEEP_FORMAT": "_sweep",
+    "TORCH_ROLES": "_torch",
+    "UNBOUNDED_NOTE": "_profile",
+    "AllocationPeak": "_profile",
+    "Attribution": "_profile",
+    "CaptureWarning": "_profile",
+    "Confirmation": "_sweep",
+    "CpuProcessSeries": "_training",
+    "CpuTimes": "_profile",
+    "CpuUsage": "_training",
+    "ExitStatus": "_profile",
+    "FitRecord": "_fit",
+    "FitTrial": "_fit",
+    "FitVerification": "_fit",
+    "GpuDevice": "_gpu",
+    "GpuProcess": "_gpu",
+    "GpuUtilization": "_gpu",
+    "GpuWindow": "_gpu",
+    "HeldLine": "_profile",
+    "ImportRecord": "_profile",
+    "LeakSuspect": "_profile",
+    "LineStats": "_profile",
+    "NonMonotonic": "_fit",
+    "Overhead": "_overhead",
+    "OwnCpu": "_overhead",
+    "Peak": "_profile",
+    "PhaseRecord": "_profile",
+    "PhaseSummary": "_sweep",
+    "Point": "_sweep",
+    "ProcessRecord": "_profile",
+    "ProcessSeries": "_profile",
+    "Profile": "_profile",
+    "Reconciliation": "_profile",
+    "RunSummary": "_sweep",
+    "SweepResult": "_sweep",
+    "Timeline": "_profile",
+    "TorchMemory": "_torch",
+    "TorchModule": "_torch",
+    "TorchOom": "_torch",
+    "TorchStep": "_torch",
+    "TorchTensor": "_torch",
+    "Training": "_training",
+    "TrainingCopies": "_training",
+    "TrainingCopyLine": "_training",
+    "TrainingCounter": "_training",
+    "TrainingProcess": "_training",
+    "TrainingStat": "_training",
+    "TrainingStep": "_training",
+    "Value": "_sweep",
+    "load_profile": "_profile",
+    "load_sweep": "_sweep",
+    "metric_names": "_sweep",
+}
 
 __all__ = [
+    "AFTER_STEPS",
+    "BEFORE_STEPS",
     "BOUNDS",
     "FIT_FORMAT",
+    "PLAN_FORMAT",
+    "PLAN_VERSION",
     "READABLE_VERSIONS",
     "SCHEMA_VERSION",
     "SWEEP_FORMAT",
@@ -84,10 +175,17 @@ __all__ = [
     "ImportRecord",
     "LeakSuspect",
     "LineStats",
+    "MaxCopies",
     "NonMonotonic",
+    "Overhead",
+    "OwnCpu",
     "Peak",
     "PhaseRecord",
     "PhaseSummary",
+    "PlanDistribution",
+    "PlanMember",
+    "PlanRecord",
+    "PlanRun",
     "Point",
     "ProcessRecord",
     "ProcessSeries",
@@ -109,7 +207,9 @@ __all__ = [
     "TrainingStat",
     "TrainingStep",
     "Value",
+    "load_plan",
     "load_profile",
     "load_sweep",
     "metric_names",
 ]
+__getattr__, __dir__ = attach(__name__, _NAMES)

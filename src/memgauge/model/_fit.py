@@ -80,8 +80,12 @@ class FitVerification:
 class FitRecord:
     """``budget``: each limit as given (bytes or seconds, by metric); ``aims``: the limits the
     search held trials to (the budget less ``margin``); ``reason``: how the search ended
-    ("boundary": ``value`` fits and ``value + 1`` does not; "maximum fits"; "nothing fits";
-    "too large"); ``laws``: the law fitted to each metric over the trials, as text."""
+    ("boundary": ``value`` fits and ``value + 1`` does not; "tolerance": a value at most
+    ``tolerance`` (a fraction) above ``value`` does not; "maximum fits"; "nothing fits";
+    "too large"; "interrupted": Ctrl-C, ``value`` the largest proven to fit by then, unverified);
+    ``start``: the first value tried, ``start_from`` where it came from ("--start", "the
+    program's own value", "--min"); ``laws``: the law fitted to each metric over the trials, as
+    text."""
 
     parameter: str
     value: int | None
@@ -94,6 +98,9 @@ class FitRecord:
     low: int
     high: int | None
     reason: str
+    tolerance: float = 0.0
+    start: int | None = None
+    start_from: str = ""
     trials: list[FitTrial] = field(default_factory=list)
     laws: dict[str, str] = field(default_factory=dict)
     non_monotonic: list[NonMonotonic] = field(default_factory=list)

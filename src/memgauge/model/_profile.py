@@ -12,22 +12,27 @@ import json
 import math
 import os
 from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
 from typing import Any
 
 from memgauge._errors import ProfileFormatError
 from memgauge._files import write_output
 from memgauge.model._gpu import GpuDevice
+from memgauge.model._overhead import Overhead
 from memgauge.model._peak import Attribution, Peak
 from memgauge.model._torch import TorchMemory
 from memgauge.model._training import Training
 
-SCHEMA_VERSION = 6
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+SCHEMA_VERSION = 7
 # versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty, a
 # v2 one (before enforced limits) without exit.stopped_by, a v3 one (before program metrics) without
 # metrics, a v4 one (before capture warnings) without warnings, a v5 one (before what a container
-# needs) without peak.needs_* and peak.page_cache_bytes
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+# needs) without peak.needs_* and peak.page_cache_bytes, a v6 one (before memgauge's own cost)
+# without overhead
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 # in peak.notes when sampling missed part of the tree, so error_bound_bytes bounds nothing
 UNBOUNDED_NOTE = "some processes were seen in a sampled sum but have no record: the error bound is unknown"
 
@@ -275,13 +280,15 @@ class Profile:
     gpu: list[GpuDevice] = field(default_factory=list)
     # a loop's throughput and what bounds it (docs/training.md); None: no steps
     training: Training | None = None
+    # what measuring cost: memgauge's steps around the program, its own CPU; None: not measured
+    overhead: Overhead | None = None
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         # schema_version first: readers look at it before anything else
         # optional: absent when empty, so profiles without them read and write as before
-        for name in ("torch", "held_at_exit", "leak_note", "gpu", "training"):
+        for name in ("torch", "held_at_exit", "leak_note", "gpu", "training", "overhead"):
             if not data.get(name):
                 data.pop(name, None)
         for line in data["lines"]:  # GPU time per line: absent where no GPU was sampled
@@ -299,6 +306,8 @@ class Profile:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the profile as JSON, atomically: a crash never leaves half a file."""
+        from pathlib import Path  # here: pathlib is not imported while a run starts
+
         write_output(os.fspath(path), self.to_json(), "profile")
         return Path(path)
 
@@ -348,6 +357,7 @@ class Profile:
                 leak_note=str(data.get("leak_note", "")),
                 gpu=[GpuDevice.from_dict(d) for d in data.get("gpu", [])],
                 training=Training.from_dict(data["training"]) if data.get("training") is not None else None,
+                overhead=Overhead.from_dict(data["overhead"]) if data.get("overhead") is not None else None,
                 schema_version=SCHEMA_VERSION,
             )
         except (KeyError, TypeError, ValueError) as e:
@@ -379,7 +389,8 @@ def _not_a_number(name: str) -> Any:
 def load_profile(path: str | os.PathLike[str]) -> Profile:
     """Read a profile written by ``memgauge run --json`` or ``Profile.save``."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
     except OSError as e:
         raise ProfileFormatError(f"cannot read profile {path}: {e.strerror or e}") from e
     return Profile.from_json(text)

@@ -13,6 +13,12 @@ from memgauge.render._html_compare import HtmlComparisonRenderer
 from memgauge.render._html_sweep import HtmlSweepRenderer
 from memgauge.render._json import JsonRenderer
 from memgauge.render._markdown import MarkdownRenderer
+from memgauge.render._plan import (
+    HtmlPlanRenderer,
+    JsonPlanRenderer,
+    MarkdownPlanRenderer,
+    TerminalPlanRenderer,
+)
 from memgauge.render._remedies_html import (
     HtmlRemediesRenderer,
     JsonRemediesRenderer,
@@ -32,19 +38,23 @@ from memgauge.render._terminal import TerminalRenderer
 __all__ = [
     "HtmlComparisonRenderer",
     "HtmlFitRenderer",
+    "HtmlPlanRenderer",
     "HtmlRemediesRenderer",
     "HtmlRenderer",
     "HtmlSweepRenderer",
     "JsonFitRenderer",
+    "JsonPlanRenderer",
     "JsonRemediesRenderer",
     "JsonRenderer",
     "JsonSweepRenderer",
     "MarkdownComparisonRenderer",
+    "MarkdownPlanRenderer",
     "MarkdownRemediesRenderer",
     "MarkdownRenderer",
     "Renderer",
     "TerminalComparisonRenderer",
     "TerminalFitRenderer",
+    "TerminalPlanRenderer",
     "TerminalPredictionRenderer",
     "TerminalRemediesRenderer",
     "TerminalRenderer",

@@ -34,12 +34,13 @@ TORCH_TITLE = "torch tensors by role at each run's peak (—: no torch figures)"
 
 
 def _pair_headlines(c: Comparison) -> list[str]:
-    """For each non-baseline profile: its resident peak and wall time against the baseline's."""
-    peak, wall = c.row("resident_peak"), c.row("wall")
+    """For each non-baseline profile: its memory headline (what a container needs, else the
+    resident peak) and wall time against the baseline's."""
+    memory, wall = c.headline_row, c.row("wall")
     parts = []
     for i, name in enumerate(c.names[1:]):
         figures = []
-        for label, row in (("resident peak", peak), ("wall", wall)):
+        for label, row in ((memory.label, memory), ("wall", wall)):
             text = f"{label} {format_delta(row.deltas[i], row.unit)}"
             ratio = row.ratios[i]
             figures.append(text if ratio is None else f"{text} ({format_ratio(ratio)})")

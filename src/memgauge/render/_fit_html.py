@@ -11,7 +11,7 @@ from typing import Any
 
 from memgauge.model import FitRecord
 from memgauge.render._fit_terminal import LABELS, UNITS, budget_text, figure, verdict_text
-from memgauge.render._format import esc
+from memgauge.render._format import esc, percent
 from memgauge.render._html_page import page
 from memgauge.render._html_sweep_charts import canvases
 from memgauge.render._sweep_json import finite
@@ -114,6 +114,14 @@ class HtmlFitRenderer:
         charts = fit_charts(record)
         name = esc(record.parameter)
         answer = "nothing fits" if record.value is None else f"{name} = {record.value}"
+        if record.reason == "interrupted":
+            answer = (
+                "interrupted before a value was proven to fit"
+                if record.value is None
+                else f"{answer} (interrupted: the largest proven so far)"
+            )
+        elif record.reason == "tolerance":
+            answer += f" (within {percent(record.tolerance)})"
         metrics = list(record.budget)
         head = "".join(f'<th class="num">{esc(LABELS.get(m, m))}</th>' for m in metrics)
         rows = []

@@ -41,7 +41,8 @@ def verdict_text(record: FitRecord) -> str:
     if record.value is None:
         return "not verified: nothing fits"
     if v is None:
-        return "not verified (--no-verify)"
+        why = "interrupted" if record.reason == "interrupted" else "--no-verify"
+        return f"not verified ({why})"
     if v.limit_bytes is None:
         state = "within the budget" if v.verified else "over: " + ", ".join(v.over or ("failed",))
         return f"verified by a plain run (no memory limit in the budget): {state}"
@@ -63,20 +64,27 @@ class TerminalFitRenderer:
 
     def render(self, record: FitRecord) -> str:
         name = record.parameter
-        if record.value is None:
+        if record.value is None and record.reason == "interrupted":
+            head = f"memgauge fit: interrupted before any value of {name} was proven to fit"
+        elif record.value is None:
             head = f"memgauge fit: no value of {name} from {record.low} fits the budget"
         else:
+            over = [t.value for t in record.trials if not t.fits and t.value > record.value]
             where = {
                 "boundary": f"{name}={record.value + 1} does not",
+                "tolerance": f"{name}={min(over, default=record.value + 1)} does not: within "
+                f"{percent(record.tolerance)}",
                 "maximum fits": "the largest value allowed (--max)",
                 "too large": "the search stopped growing",
+                "interrupted": "interrupted: the largest value proven to fit so far",
             }.get(record.reason, record.reason)
             head = f"memgauge fit: {name} = {record.value}  ({where})"
         search = len(record.trials)
         lines = [
             head,
             f"budget: {budget_text(record)}",
-            f"runs: {record.runs} ({search} search, {record.runs - search} verification)",
+            f"runs: {record.runs} ({search} search, {record.runs - search} verification)"
+            + (f"; started at {record.start} ({record.start_from})" if record.start is not None else ""),
             verdict_text(record),
         ]
         for metric, law in record.laws.items():

@@ -26,8 +26,8 @@ from memgauge.analysis import (
     top_imports,
 )
 from memgauge.model import Profile
+from memgauge.render._document_html import section_part
 from memgauge.render._format import core_share, esc, peak_bound
-from memgauge.render._gpu_html import gpu_section
 from memgauge.render._html_exit import held_at_exit
 from memgauge.render._html_page import Part, Sections, cards, code, items, page, table, text
 from memgauge.render._html_tables import (
@@ -42,9 +42,10 @@ from memgauge.render._html_tables import (
     processes,
     rollups,
 )
-from memgauge.render._html_torch import torch_data, torch_section
+from memgauge.render._html_torch import torch_data
+from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.render._text import needs_lines
-from memgauge.render._training_html import phase_io_section, training_data, training_section
+from memgauge.render._training_html import training_data
 
 _MAX_SERIES = 8  # per-process memory lines drawn besides the tree total
 _MAX_SHADED = 200  # phase spans shaded on the memory chart
@@ -134,6 +135,11 @@ def _environment(v: ProfileView) -> Part | None:
     return Part(table([("key", False), ("value", False)], rows), "environment")
 
 
+def _documents(v: ProfileView) -> list[tuple[str, str | None, Part]]:
+    """The sections of the report document (torch, training, I/O, GPU), as every format has them."""
+    return [(entry.id, entry.nav, section_part(s)) for entry, s in DOCUMENT.built(v.profile)]
+
+
 SECTIONS: Sections[ProfileView] = Sections()
 SECTIONS.register("summary", None, _summary)
 SECTIONS.register("advice", "advice", _advice)
@@ -141,10 +147,7 @@ SECTIONS.register("memory", "memory", _charts)
 SECTIONS.register("phases", "phases", phases)
 SECTIONS.register("peak", "peak", attribution)
 SECTIONS.register("allocation", None, allocation)
-SECTIONS.register("torch", "torch", torch_section)
-SECTIONS.register("training", "training", training_section)
-SECTIONS.register("phase-io", "I/O", phase_io_section)
-SECTIONS.register("gpu", "GPU", gpu_section)
+SECTIONS.register_group(_documents)
 SECTIONS.register("lines", "lines", lines)
 SECTIONS.register("rollups", "functions & files", rollups)
 SECTIONS.register("leaks", "leaks", leaks)

@@ -181,33 +181,50 @@ class Section(Generic[T]):
     build: Callable[[T], Part | None]
 
 
+@dataclass(frozen=True)
+class Group(Generic[T]):
+    """Sections that come from elsewhere at this place of the page (the report document's, which
+    every format renders): ``build`` gives each one's anchor, nav text and content."""
+
+    build: Callable[[T], list[tuple[str, str | None, Part]]]
+
+
 class Sections(Generic[T]):
     """The sections of one kind of page, in page order. The nav links the sections a page has:
     it is built from here, never from the page's text."""
 
     def __init__(self) -> None:
-        self._sections: list[Section[T]] = []
+        self._sections: list[Section[T] | Group[T]] = []
 
     def register(self, id: str, nav: str | None, build: Callable[[T], Part | None]) -> None:
-        if any(s.id == id for s in self._sections):
+        if id in self.ids:
             raise ValueError(f"two sections with the id {id!r}")
         self._sections.append(Section(id, nav, build))
 
+    def register_group(self, build: Callable[[T], list[tuple[str, str | None, Part]]]) -> None:
+        self._sections.append(Group(build))
+
     @property
     def ids(self) -> list[str]:
-        return [s.id for s in self._sections]
+        return [s.id for s in self._sections if isinstance(s, Section)]
+
+    def _parts(self, subject: T) -> list[tuple[str, str | None, Part]]:
+        out: list[tuple[str, str | None, Part]] = []
+        for s in self._sections:
+            if isinstance(s, Group):
+                out += s.build(subject)
+            elif (part := s.build(subject)) is not None:
+                out.append((s.id, s.nav, part))
+        return out
 
     def build(self, subject: T) -> tuple[str, str]:
         """The page's nav and its sections, for ``subject``."""
         nav: list[str] = []
         html: list[str] = []
-        for s in self._sections:
-            part = s.build(subject)
-            if part is None:
-                continue
-            if s.nav is not None:
-                nav.append(f'<a href="#{esc(s.id)}">{esc(s.nav)}</a>')
+        for id, link, part in self._parts(subject):
+            if link is not None:
+                nav.append(f'<a href="#{esc(id)}">{esc(link)}</a>')
             heading = f"<h2>{esc(part.heading)}</h2>" if part.heading else ""
             note = f'<p class="note">{part.note}</p>' if part.note else ""
-            html.append(f'<section id="{esc(s.id)}">{heading}{note}{part.content}</section>\n')
+            html.append(f'<section id="{esc(id)}">{heading}{note}{part.content}</section>\n')
         return "".join(nav), "".join(html)

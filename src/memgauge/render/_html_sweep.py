@@ -37,12 +37,15 @@ _MAX_ROWS = 50
 def _summary(v: SweepView) -> Part:
     r = v.analysis.result
     measured, total = points_measured(r)
-    runs = sum(len(p.runs) for p in r.points)
-    failed = sum(1 for p in r.points for run in p.runs if not run.ok)
+    # every run, the confirming ones too: the law table's "runs" counts them as well
+    every = [run for p in r.points for run in p.runs] + [c.run for c in r.confirmations]
+    failed = sum(1 for run in every if not run.ok)
+    confirming = f" ({len(r.confirmations)} confirming)" if r.confirmations else ""
     entries = [
         ("points", f"{measured} of {total}", "complete" if r.complete else "interrupted",
          "good" if r.complete else "bad"),
-        ("runs", str(runs), f"{failed} failed" if failed else "all ok", "bad" if failed else "good"),
+        ("runs", str(len(every)), (f"{failed} failed" if failed else "all ok") + confirming,
+         "bad" if failed else "good"),
         ("repeat", str(r.repeat), "runs per point", ""),
         ("engine", r.engine, f"{r.concurrency} at a time" if r.concurrency else "", ""),
     ]  # fmt: skip

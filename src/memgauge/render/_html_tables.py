@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import (
     import_totals,
+    inherited_note,
     longest_phases,
     phase_rows,
     phase_totals,
@@ -132,8 +133,9 @@ def attribution(v: ProfileView) -> Part | None:
         body.append(row)
     headers = [("held", True), ("of peak", True)] + ([("pid", True)] if multi else [])
     headers += [("line", False), ("function", False), ("source", False)]
+    note = f'<p class="note">{esc(inherited_note(p))}</p>' if inherited_note(p) else ""
     return Part(
-        table(headers, body),
+        table(headers, body) + note,
         "resident peak held by",
         "Sampled: the resident memory each line had added, and not yet given back, at each "
         "process's highest sample. Open a line for its callers.",

@@ -16,6 +16,7 @@ from memgauge.analysis import (
     advise,
     exit_text,
     import_totals,
+    inherited_note,
     longest_phases,
     phase_rows,
     phase_totals,
@@ -25,8 +26,9 @@ from memgauge.analysis import (
     waiting_lines,
 )
 from memgauge.model import Profile
+from memgauge.render._document_markdown import section_blocks
 from memgauge.render._format import clip, core_share, format_peak, md_code, md_table, md_text
-from memgauge.render._gpu_markdown import gpu_blocks
+from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.render._text import (
     CPU_TITLE,
     EXIT_TITLE,
@@ -45,8 +47,6 @@ from memgauge.render._text import (
     reconciliation_terms,
     where,
 )
-from memgauge.render._torch_markdown import torch_blocks
-from memgauge.render._training_markdown import phase_io_blocks, training_blocks
 
 
 class MarkdownRenderer:
@@ -66,10 +66,7 @@ class MarkdownRenderer:
             self._processes,
             self._attribution,
             self._allocation,
-            torch_blocks,
-            training_blocks,
-            phase_io_blocks,
-            gpu_blocks,
+            _documents,
             self._lines,
             self._waiting,
             self._leaks,
@@ -211,7 +208,8 @@ class MarkdownRenderer:
         if not entries:
             return []
         rows = [([format_bytes(a.bytes)], a.pid, a.file, a.line, a.source, "") for a in entries]
-        return self._line_table(p, HELD_TITLE, ["bytes"], rows)
+        blocks = self._line_table(p, HELD_TITLE, ["bytes"], rows)
+        return blocks + ([[md_text(inherited_note(p))]] if inherited_note(p) else [])
 
     def _allocation(self, p: Profile) -> list[list[str]]:
         alloc = p.allocation_peak
@@ -315,3 +313,8 @@ class MarkdownRenderer:
             if a.detail:
                 items += ["", f"  {md_text(a.detail)}"]
         return [["**advice**"], items]
+
+
+def _documents(profile: Profile) -> list[list[str]]:
+    """The sections of the report document (torch, training, I/O, GPU), as every format has them."""
+    return [block for _, section in DOCUMENT.built(profile) for block in section_blocks(section)]

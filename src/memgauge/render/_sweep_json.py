@@ -97,6 +97,8 @@ def _budget(row: BudgetRow) -> dict[str, Any]:
         "fixed": dict(row.fixed),
         "status": row.status,
         "largest": row.largest,
+        # the law's own answer where a confirmed size replaced it (not run); None otherwise
+        "law_largest": row.law_largest,
         **_prediction(row.prediction),
         "margin_used": row.margin_used,
         "reason": row.reason,

@@ -16,7 +16,9 @@ from memgauge.analysis import (
     advise,
     exit_text,
     import_totals,
+    inherited_note,
     longest_phases,
+    overhead_summary,
     phase_rows,
     phase_totals,
     sparkline,
@@ -25,9 +27,10 @@ from memgauge.analysis import (
     waiting_lines,
 )
 from memgauge.model import Profile
+from memgauge.render._document_terminal import print_section
 from memgauge.render._format import core_share, format_peak
-from memgauge.render._gpu_terminal import gpu_section
 from memgauge.render._layout import Layout, console, wrapped
+from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.render._text import (
     CPU_TITLE,
     EXIT_TITLE,
@@ -46,8 +49,6 @@ from memgauge.render._text import (
     reconciliation_terms,
     where,
 )
-from memgauge.render._torch_terminal import torch_section
-from memgauge.render._training_terminal import phase_io_section, training_section
 
 # stands for a space that must not break a line while advice is wrapped
 _GLUE = "\x00"
@@ -83,17 +84,32 @@ class TerminalRenderer:
         self._processes(out, profile)
         self._attribution(out, profile)
         self._allocation(out, profile)
+        # torch, training, I/O, GPU: the report document's, where the other formats have them too
+        for _, section in DOCUMENT.built(profile):
+            print_section(out, section, self.width)
         self._lines(out, profile)
         self._leaks(out, profile)
         self._imports(out, profile)
-        torch_section(out, profile, self.width)
-        training_section(out, profile, self.width)
-        phase_io_section(out, profile, self.width)
-        gpu_section(out, profile, self.width)
         for note in profile.peak.notes:
             out.print(Text(f"note: {note}", style="yellow"))
         self._advice(out, profile)
+        self._overhead(out, profile)
         return buf.getvalue()
+
+    def _overhead(self, out: Console, profile: Profile) -> None:
+        """The footer: what measuring cost, memgauge's time around the program and its own CPU."""
+        summary = overhead_summary(profile)
+        if summary is None:
+            return
+        steps = ", ".join(f"{name} {format_seconds(s)}" for name, s in summary.before)
+        after = ", ".join(f"{name} {format_seconds(s)}" for name, s in summary.after)
+        parts = ", ".join(f"{name} {format_seconds(s)}" for name, s in summary.cpu)
+        text = (
+            f"memgauge's own cost: {format_seconds(summary.before_seconds)} before the program's first "
+            f"line ({steps}), {format_seconds(summary.after_seconds)} after its last ({after}); "
+            f"CPU {format_seconds(summary.cpu_seconds)} ({parts})"
+        )
+        out.print(Text(text, style="dim"))
 
     def _advice(self, out: Console, p: Profile) -> None:
         """The advice the HTML and markdown reports carry, each with the figures it rests on; no
@@ -293,6 +309,8 @@ class TerminalRenderer:
         for a in entries:
             self._row(layout, p, [format_bytes(a.bytes)], a.pid, a.file, a.line, a.source)
         out.print(layout.fit(layout.named("pid")))
+        if inherited_note(p):
+            out.print(Text(inherited_note(p), style="dim"))
 
     def _allocation(self, out: Console, p: Profile) -> None:
         alloc = p.allocation_peak

@@ -24,8 +24,10 @@ if TYPE_CHECKING:
         trial_of,
     )
     from memgauge.runner._inprocess import profile
+    from memgauge.runner._overhead import process_started
     from memgauge.runner._runner import RunOptions, run_program
     from memgauge.runner._target import Target, parse_target
+    from memgauge.runner._together import TogetherRun, run_together
 
 _NAMES = {
     "default_roots": "_fit",
@@ -38,10 +40,13 @@ _NAMES = {
     "trial_of": "_fit",
     "HardLimits": "_runner",  # isolation's, as _runner imports it
     "parse_target": "_target",
+    "process_started": "_overhead",
     "profile": "_inprocess",
     "run_program": "_runner",
     "RunOptions": "_runner",
     "Target": "_target",
+    "TogetherRun": "_together",
+    "run_together": "_together",
 }
 __all__ = [
     "FitResult",
@@ -49,14 +54,17 @@ __all__ = [
     "Proof",
     "RunOptions",
     "Target",
+    "TogetherRun",
     "Trial",
     "default_roots",
     "evict_page_cache",
     "fit_limit",
     "parse_target",
+    "process_started",
     "profile",
     "prove_limit",
     "run_program",
+    "run_together",
     "trial_of",
 ]
 __getattr__, __dir__ = attach(__name__, _NAMES)

@@ -119,6 +119,11 @@ def assemble_profile(
             proc.cmdline = proc.cmdline or user_cmdline(list(ev.get("cmdline") or [])) or []
             if pid == state.main_pid or not program_env:
                 program_env = dict(ev.get("env") or {})
+            if pid == state.main_pid:
+                state.program_times = {k: float(ev[k]) for k in ("started", "ended") if k in ev}
+            for what, seconds in dict(ev.get("own_cpu") or {}).items():
+                if isinstance(seconds, (int, float)):
+                    state.own_cpu.append((str(what), pid, float(seconds)))
 
     processes = [
         ProcessRecord(
@@ -139,7 +144,7 @@ def assemble_profile(
 
     phases = _phases_from_events(events, t0, by_pid, wall)
     oom = (group.oom_kills() if group is not None else global_ooms) > 0
-    peak = _tree_peak(watcher, group, processes)
+    peak = _tree_peak(watcher, group, processes, group_reason)
     _needs(peak, watcher, group, {r.pid: r.peak_resident_bytes for r in processes})
     if oom:
         peak.notes.append("the kernel's OOM killer killed a process during the run")
@@ -218,7 +223,9 @@ def assemble_profile(
     )
 
 
-def _tree_peak(watcher: TreeWatcher, group: MemoryGroup | None, processes: list[ProcessRecord]) -> Peak:
+def _tree_peak(
+    watcher: TreeWatcher, group: MemoryGroup | None, processes: list[ProcessRecord], group_reason: str = ""
+) -> Peak:
     largest = max((p.peak_resident_bytes for p in processes), default=0)
     sampled = watcher.max_sampled_tree
     if group is not None:
@@ -231,6 +238,8 @@ def _tree_peak(watcher: TreeWatcher, group: MemoryGroup | None, processes: list[
             largest_process_bytes=largest,
             sampled_tree_bytes=sampled,
         )
+        if group.note is not None:  # a host that keeps no counter: which figure replaced it
+            peak.notes.append(group.note)
         if largest > 1.1 * (peak.resident_bytes + peak.error_bound_bytes):
             peak.notes.append(
                 f"the largest process's own peak ({format_bytes(largest)}) is above the group's: file pages "
@@ -240,9 +249,12 @@ def _tree_peak(watcher: TreeWatcher, group: MemoryGroup | None, processes: list[
         return peak
     best = max(sampled, largest)
     upper = sum(p.peak_resident_bytes for p in processes)
+    # what the host could not give and which figure replaced it, in one line (docs/hosts.md)
+    why = f" ({group_reason})" if group_reason else ""
     notes = [
-        "no cgroup: the tree peak lies between the largest sampled sum and the sum of per-process peaks; "
-        "processes that lived less than one sampling interval may be missed"
+        f"no memory cgroup{why}: the tree peak is the largest sampled sum of the processes' resident "
+        "sizes (at most the sum of their own peaks, VmHWM); a process shorter than one sample can be "
+        "missed"
     ]
     if upper < best:
         # a process in a sampled sum has no record: the upper bound is not known

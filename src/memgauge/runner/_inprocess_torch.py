@@ -14,14 +14,8 @@ import os
 import sys
 from typing import Any
 
-from memgauge.capture import (
-    ENV_TORCH,
-    TORCH_MODES,
-    active_torch_tracker,
-    start_tracking,
-    stop_tracking,
-    torch_memory,
-)
+from memgauge._env import ENV_TORCH
+from memgauge.capture import TORCH_MODES, active_torch_tracker, start_tracking, stop_tracking, torch_memory
 from memgauge.model import TorchMemory
 
 # the tracker counts since it started: a block inside a longer tracked run shares its peak

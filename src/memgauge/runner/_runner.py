@@ -22,24 +22,22 @@ import signal
 import time
 from typing import TYPE_CHECKING, Any
 
+from memgauge._env import ENV_ALLOC, ENV_EVENTS_DIR, ENV_LINE_SAMPLER, ENV_LINES, ENV_LINES_OUTSIDE, ENV_TORCH
 from memgauge._errors import CommandNotExecutableError, CommandNotFoundError, LimitError
-from memgauge.capture import AUTOSTART_DIR, ENV_ALLOC, ENV_EVENTS_DIR, ENV_LINES, ENV_TORCH
+from memgauge.capture import AUTOSTART_DIR
 from memgauge.isolation import HardLimits, NoIsolation
+from memgauge.runner._overhead import overhead_of, own_process_cpu, prewarm
+from memgauge.runner._run_records import record_enforcement, record_group_counters
 from memgauge.runner._state import Reaped, RunState
 from memgauge.runner._target import Target
-from memgauge.watcher import (
-    MemoryGroup,
-    TimelineBuilder,
-    TreeWatcher,
-    create_memory_group,
-    start_nvml_sampler,
-)
+from memgauge.watcher import create_memory_group
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from memgauge.isolation import Isolation, SandboxRun
     from memgauge.model import Profile
+    from memgauge.watcher import MemoryGroup
 
 # Only what starting the program needs is imported above: the modules that sample, assemble and
 # describe the run (dataclasses, json, ...) are imported once the program runs, on the other core,
@@ -64,7 +62,13 @@ class RunOptions:
     library frames instead of folding them into the user's; ``alloc``: allocation tracking (memray);
     ``enforce``: hard limits the program is stopped at; ``sandbox``: run the program sandboxed
     (``memgauge.isolation``: namespaces, mounts, an unprivileged uid, process and output limits, a
-    scrubbed environment, which ``env`` and ``cwd`` give way to), as ``sweep.execute_job`` plans it.
+    scrubbed environment, which ``env`` and ``cwd`` give way to), as ``sweep.execute_job`` plans it;
+    ``join_groups``: ``cgroup.procs`` files of groups the caller made (a CPU quota that emulates a
+    smaller machine) that the child enters before it starts, with its memory group;
+    ``line_sampler``: auto | outside | inside: the lines read from outside the program by py-spy
+    (no GIL needed: a long C call is seen running) where ptrace rights allow, or by a thread inside
+    each process (``inside``, the default, and ``auto`` where py-spy may not read it or a sandbox
+    runs it); ``MEMGAUGE_LINE_SAMPLER`` sets it.
     """
 
     def __init__(
@@ -81,6 +85,7 @@ class RunOptions:
         clock: Callable[[], float] = time.monotonic,
         enforce: HardLimits | None = None,
         sandbox: SandboxRun | None = None,
+        join_groups: tuple[str, ...] = (),
     ) -> None:
         self.interval = interval
         self.cgroup = cgroup
@@ -93,8 +98,16 @@ class RunOptions:
         self.clock = clock
         self.enforce = enforce
         self.sandbox = sandbox
+        # the cgroup.procs files of groups the caller made (a CPU quota) the child enters too
+        self.join_groups = join_groups
+        # "" (the default: inside, until the outside sampler's cost and per-line share hold on every
+        # workload, docs/measurement.md) | auto | outside | inside
+        self.line_sampler = os.environ.get(ENV_LINE_SAMPLER, "")
         # off | summary | full: the torch tracker, started when the program imports torch
         self.torch = "summary"
+        # when memgauge's process started (monotonic; ``process_started``): its start-up is then
+        # this run's, timed in the profile; None for a run made by a longer-lived process
+        self.process_start: float | None = None
 
     def isolation(self) -> Isolation:
         """What stands between the program and the host: the sandbox the plan describes, else
@@ -104,39 +117,6 @@ class RunOptions:
         from memgauge.isolation import SandboxIsolation
 
         return SandboxIsolation(self.sandbox)
-
-
-def _record_enforcement(profile: Profile, limits: HardLimits, state: RunState, by_group: bool) -> None:
-    from memgauge._units import format_bytes
-
-    if state.stopped_by is None and by_group and profile.exit.oom_killed and limits.memory_bytes is not None:
-        # the kernel stopped it at the cgroup's limit before the watchdog saw it crossed
-        state.stopped_by = f"rss reached the limit {format_bytes(limits.memory_bytes)} (cgroup)"
-    profile.exit.stopped_by = state.stopped_by
-    profile.environment.setdefault("measurement", {})["enforced"] = {
-        "memory_bytes": limits.memory_bytes,
-        "memory_by": None
-        if limits.memory_bytes is None
-        else ("cgroup and watchdog" if by_group else "watchdog"),
-        "wall_seconds": limits.wall_seconds,
-        "cpu_seconds": limits.cpu_seconds,
-    }
-
-
-def _record_group_counters(profile: Profile, group: MemoryGroup, limit: int | None) -> None:
-    """What the gate needs to judge a run under a memory limit the kernel enforced: how many
-    processes of the tree the OOM killer killed (the main one or any descendant: a child killed
-    at the limit while its parent exits 0 is still a run that did not fit), how often usage hit
-    the limit, and whether it reached it (then the program needed at least the limit, whatever
-    the counter's peak says: it cannot go past the limit)."""
-    measurement = profile.environment.setdefault("measurement", {})
-    oom_kills = group.oom_kills()
-    hits = group.limit_hits()
-    measurement["oom_kills"] = oom_kills
-    measurement["limit_hits"] = hits
-    if limit is not None:
-        reached = oom_kills > 0 or hits > 0 or group.peak() >= limit - group.error_bound_bytes
-        measurement["cgroup_limit"] = {"bytes": limit, "reached": reached}
 
 
 def _set_subreaper(on: bool) -> None:
@@ -170,6 +150,21 @@ def _instrument(env: dict[str, str], options: RunOptions) -> None:
         autostart = AUTOSTART_DIR
         current = env.get("PYTHONPATH")
         env["PYTHONPATH"] = autostart + (os.pathsep + current if current else "")
+
+
+def _choose_line_sampler(options: RunOptions) -> str | None:
+    """None when the lines are read from outside (py-spy); else the in-process sampler's
+    description, with why, for the profile."""
+    if options.lines == "off":
+        return "off"
+    if options.line_sampler in ("", "inside"):
+        return "in-process (asked for)" if options.line_sampler else "in-process (the default)"
+    if options.sandbox is not None and options.line_sampler != "outside":
+        return "in-process (sandboxed program)"
+    from memgauge.watcher import outside_refusal
+
+    why = outside_refusal()
+    return None if why is None else f"in-process ({why})"
 
 
 def _reap(state: RunState, now: float) -> None:
@@ -213,6 +208,8 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
     run (checked before anything starts); a program that fails is not an error here: its exit
     status is in the profile."""
     options = options or RunOptions()
+    entered = time.monotonic()
+    cpu_before = own_process_cpu()
     target.check()
     clock = options.clock
     group: MemoryGroup | None = None
@@ -241,16 +238,23 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         events_dir, env = isolation.prepare(group, group_reason, enforced_by_group)
         env[ENV_EVENTS_DIR] = events_dir
         _instrument(env, options)
+        line_sampler = _choose_line_sampler(options)
+        if line_sampler is None:
+            env[ENV_LINES_OUTSIDE] = str(os.getpid())
+            # imported now, not between the watcher's first samples (a gap in the timeline)
+            from memgauge.watcher import OutsideLines
         oom_before = _global_oom_kills()
         procs_file = group.procs_file if group is not None else None
 
         def preexec() -> None:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-            if procs_file is not None:
-                with open(procs_file, "w") as f:
-                    f.write(str(os.getpid()))
+            for path in (procs_file, *options.join_groups):
+                if path is not None:
+                    with open(path, "w") as f:
+                        f.write(str(os.getpid()))
 
         started_at = time.time()
+        spawned = time.monotonic()
         t0 = clock()
         try:
             child = isolation.spawn(target.argv(), env, preexec)
@@ -261,6 +265,9 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         except OSError as e:
             raise CommandNotExecutableError(f"cannot execute {target.value}: {e.strerror or e}") from e
         _set_subreaper(True)
+        # the watcher's modules load while the program starts, on the other core
+        from memgauge.watcher import TimelineBuilder, TreeWatcher, start_nvml_sampler
+
         max_interval = HardLimits.WATCHDOG_INTERVAL if limits is not None else 5.0
         builder = TimelineBuilder(
             min(options.interval, max_interval), options.timeline_capacity, max_interval=max_interval
@@ -269,10 +276,17 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         working_set = options.memory_limit_bytes is None
         watcher = TreeWatcher(child.pid, group, builder, t0, clock, working_set=working_set)
         state = RunState(child.pid)
+        outside = None
+        if line_sampler is None:
+            python = target.kind != "command"  # the bootstrap under this interpreter, exec'd already
+            outside = OutsideLines(
+                events_dir, child.pid, lib=options.lines == "lib", clock=clock, python=python
+            )
         next_sample = clock()
         try:
             watcher.sample()  # at once: a program may not live long
             nvml = start_nvml_sampler(child.pid)  # NVML's thread polls the GPUs while the program runs
+            prewarm()
             while not state.main_done:
                 watcher.sample()
                 if limits is not None and state.stopped_by is None:
@@ -299,11 +313,14 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
                     info = signal.sigtimedwait(_WAITED, 0)
         except BaseException:
             # the measurement broke, the program did not: let it finish as if run directly
+            if outside is not None:
+                outside.stop()
             if not state.main_done:
                 with contextlib.suppress(ChildProcessError):
                     os.waitpid(child.pid, 0)
             raise
         wall = state.reaped[child.pid].at
+        reaped = spawned + wall
         gpu_seen = (None, nvml) if isinstance(nvml, str) else (nvml.stop(), "")
         child.returncode = os.waitstatus_to_exitcode(state.reaped[child.pid].status)
         watcher.sample()
@@ -314,22 +331,38 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         while signal.sigtimedwait(_WAITED, 0) is not None:
             _reap(state, clock() - t0)
         global_ooms = _global_oom_kills() - oom_before
-        # only now: importing it (uncompiled where PYTHONDONTWRITEBYTECODE is set: ~130 ms) while
-        # the program ran left a gap in the samples that a short-lived child fell into
+        if outside is not None:
+            line_sampler = outside.finish()
+            if outside.pid is not None:
+                state.reaped.pop(outside.pid, None)  # py-spy's CPU time is not the program's
+        # loaded by prewarm's thread while the program ran (this waits for it where it has not
+        # finished): imported in the main loop, it left a gap in the samples (~130 ms uncompiled,
+        # where PYTHONDONTWRITEBYTECODE is set) that a short-lived child fell into
         from memgauge.runner._assemble import assemble_profile
 
         with isolation.reading_as_program():
             profile = assemble_profile(
                 target, state, watcher, group, group_reason, events_dir, wall, global_ooms, options, gpu_seen
             )
+        if options.lines != "off":
+            profile.environment.setdefault("measurement", {})["line_sampler"] = line_sampler
         if limits is not None:
-            _record_enforcement(profile, limits, state, enforced_by_group)
+            record_enforcement(profile, limits, state, enforced_by_group, group_reason)
         if group is not None:
             limit = options.memory_limit_bytes
             if enforced_by_group and limits is not None and limits.memory_bytes is not None:
                 limit = limits.memory_bytes if limit is None else min(limit, limits.memory_bytes)
-            _record_group_counters(profile, group, limit)
+            record_group_counters(profile, group, limit)
         isolation.finish(profile)
+        profile.overhead = overhead_of(
+            state,
+            process_start=options.process_start,
+            entered=entered,
+            spawned=spawned,
+            reaped=reaped,
+            assembled=time.monotonic(),
+            cpu_before=cpu_before,
+        )
         import datetime
 
         profile.started_at = datetime.datetime.fromtimestamp(started_at, datetime.timezone.utc).isoformat(

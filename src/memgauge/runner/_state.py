@@ -16,6 +16,10 @@ class RunState:
         self.reaped: dict[int, Reaped] = {}
         # why memgauge stopped the program (an enforced limit), or None
         self.stopped_by: str | None = None
+        # from the main process's exit event: when the program's first line ran and its last
+        # returned ("started", "ended", monotonic); each process's own CPU of memgauge's threads
+        self.program_times: dict[str, float] = {}
+        self.own_cpu: list[tuple[str, int, float]] = []
 
     @property
     def main_done(self) -> bool:

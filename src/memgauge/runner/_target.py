@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from typing import Literal
 
@@ -90,6 +89,8 @@ def _check_script(path: str) -> None:
 
 
 def _check_command(command: str) -> None:
+    import shutil  # only for a command: a script's run does not pay for it
+
     if os.sep in command:
         if not os.path.exists(command):
             raise CommandNotFoundError(f"command not found: {command}")
@@ -115,6 +116,12 @@ def parse_target(tokens: list[str]) -> Target:
         return Target("module", rest[0], rest[1:])
     if first.startswith("-m") and len(first) > 2:
         return Target("module", first[2:], rest)
-    if not first.endswith(".py") and not os.path.exists(first) and shutil.which(first):
+    if not first.endswith(".py") and not os.path.exists(first) and _on_path(first):
         return Target("command", first, rest)
     return Target("script", first, rest)
+
+
+def _on_path(name: str) -> bool:
+    import shutil
+
+    return shutil.which(name) is not None

@@ -26,9 +26,16 @@ ADMIN_TOKEN_FILE = "admin-token"
 
 
 def prepare_data_dir(settings: Settings) -> None:
+    """The data directory, made (mode 0700) if needed; OutputError (exit 73) naming it when it
+    cannot be."""
+    from memgauge._errors import OutputError
+
     # the database and the first admin token live here: no one but the server's user may read it
-    os.makedirs(settings.data_dir, mode=0o700, exist_ok=True)
-    os.chmod(settings.data_dir, 0o700)
+    try:
+        os.makedirs(settings.data_dir, mode=0o700, exist_ok=True)
+        os.chmod(settings.data_dir, 0o700)
+    except OSError as e:
+        raise OutputError(f"--data-dir {settings.data_dir}: cannot use it: {e.strerror or e}") from None
 
 
 def bootstrap_admin(settings: Settings, db: object) -> str | None:

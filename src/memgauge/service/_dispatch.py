@@ -30,6 +30,8 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from memgauge._env import ENV_SUBMISSION
+from memgauge.service import _admission as admission
 from memgauge.service import _store as store
 from memgauge.service._models import Submission, utcnow
 
@@ -39,8 +41,6 @@ if TYPE_CHECKING:
     from memgauge.service._settings import Settings
     from memgauge.sweep import Engine, Job, JobHandle, JobResult
 
-# the variable that marks a run's processes as a submission's, to find them after a crash
-ENV_SUBMISSION = "MEMGAUGE_SERVICE_SUBMISSION"
 HEARTBEAT_SECONDS = 5.0
 
 
@@ -304,7 +304,7 @@ class Dispatcher:
             return
         values = outcome_values(sub, outcome)
         if not self._proof_started(sub, values, outcome):
-            store.finish(self.db, sub.id, self.worker, **values)
+            admission.finish(self.db, sub, self.worker, values)
 
     def _proof_started(self, sub: Submission, values: dict[str, Any], outcome: JobResult) -> bool:
         """A pass of a policy that proves: its proof started (True), or put back when the server
@@ -327,7 +327,7 @@ class Dispatcher:
 
         values = proved_values(pending.values, pending.base, proof, pending.limit_bytes, caches)
         values["finished_at"] = utcnow()  # the proof's end, not the measured run's
-        store.finish(self.db, sub.id, self.worker, **values)
+        admission.finish(self.db, sub, self.worker, values)
 
     # -- recovery ----------------------------------------------------------------------------------
 

@@ -5,7 +5,9 @@ profile as its HTML report).
 
 Verdicts: ``pass`` within budget; ``fail`` a limit is over (a run the sandbox stopped at the
 policy's memory or wall limit is over that limit); ``error`` the program failed, or the sandbox
-stopped it for a limit of its own (output, processes), or it could not run at all.
+stopped it for a limit of its own (output, processes), or it could not run at all; ``unmeasured``
+nothing failed, but a limit could not be measured on this host (a gpu limit without a GPU) and the
+policy does not allow that (``allow_unmeasured``): a gate that could not look does not say yes.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ def outcome_values(sub: Submission, result: JobResult) -> dict[str, Any]:
         values.update(status="failed", verdict="error", reason=result.error or "the run wrote no profile")
         return values
     profile = Profile.from_dict(result.profile)
-    verdict = judge(profile, parse_budget(sub.budget, source=f"policy {sub.policy}"))
+    budget = parse_budget(sub.budget, source=f"policy {sub.policy}")
+    verdict = judge(profile, budget, allow_unmeasured=bool(sub.allow_unmeasured))
     values.update(
         profile=json.dumps(result.profile, allow_nan=False),
         verdict_json=json.dumps(verdict_json(verdict), allow_nan=False),
@@ -43,15 +46,22 @@ def outcome_values(sub: Submission, result: JobResult) -> dict[str, Any]:
         wall_seconds=profile.wall_seconds,
         exit_code=profile.exit.code,
     )
-    if not verdict.ok:
+    if verdict.failed:
         values.update(verdict="fail", reason=result_line(verdict) + _stopped(profile))
     elif result.error:
         values.update(verdict="error", reason=result.error)
     elif verdict.program_failed:
         values.update(verdict="error", reason=f"the program failed ({verdict.program_status})")
+    elif verdict.unjudged:
+        values.update(verdict="unmeasured", reason=_unmeasured(verdict))
     else:
         values.update(verdict="pass", reason=result_line(verdict))
     return values
+
+
+def _unmeasured(verdict: Verdict) -> str:
+    keys = ", ".join(f"{r.limit.key} ({r.note})" if r.note else r.limit.key for r in verdict.unmeasured)
+    return f"not judged: could not measure {keys}; the policy does not allow unmeasured limits"
 
 
 def _stopped(profile: Any) -> str:

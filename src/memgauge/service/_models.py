@@ -54,6 +54,26 @@ class Policy(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     # a pass is proved: the program run again under the budget's rss as a hard limit, caches cold
     prove: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # a limit the host could not measure (a gpu limit without a GPU) passes; else the verdict is
+    # "unmeasured", never a pass
+    allow_unmeasured: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # a pass is admitted to this machine, judged with what it already holds by ``rule``
+    machine: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    rule: Mapped[str] = mapped_column(String(10), default="worst", server_default="worst")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Machine(Base):
+    """A machine models are deployed on: its memory and cores. Submissions of a policy that names
+    it are admitted to it while their shares fit (``_admission.py``)."""
+
+    __tablename__ = "machines"
+
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    memory_bytes: Mapped[int] = mapped_column(BigInteger)
+    cores: Mapped[int] = mapped_column(Integer)
+    description: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -66,6 +86,7 @@ class Submission(Base):
     __table_args__ = (
         Index("ix_submissions_status_created", "status", "created_at"),
         Index("ix_submissions_owner_created", "owner_id", "created_at"),
+        Index("ix_submissions_machine_held", "machine", "held"),
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -99,3 +120,14 @@ class Submission(Base):
     # the policy's ``prove`` when it was submitted, and the proof's record (JSON) once made
     prove: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     proof: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # the policy's machine and rule when it was submitted; the admission's record (JSON, with the
+    # timeline later admissions are judged with) and share once judged; ``held`` while admitted
+    # and not released
+    machine: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    admit_rule: Mapped[str | None] = mapped_column(String(10), nullable=True)
+    admission: Mapped[str | None] = mapped_column(Text, nullable=True)
+    share_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    held: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    released_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # the policy's ``allow_unmeasured`` when it was submitted
+    allow_unmeasured: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())

@@ -195,3 +195,63 @@ def arguments(text: str) -> list[str]:
     if len(value) > MAX_ARGS or sum(len(a) for a in value) > MAX_ARGS_CHARS:
         raise ValueError(f"args: too many or too long ({MAX_ARGS} arguments, {MAX_ARGS_CHARS} characters)")
     return value
+
+
+# -- machines and admission ------------------------------------------------------------------------
+
+AdmitRule = Literal["worst", "p99", "p99.9"]
+# how a policy's passes are admitted to its machine: the worst case, or that percentile of the
+# combined peak under random offsets (analysis.admit)
+ADMIT_RULES: tuple[AdmitRule, ...] = get_args(AdmitRule)
+MACHINE_NAME = POLICY_NAME
+MACHINE_NAME_RULE = POLICY_NAME_RULE
+MAX_SIZE_TEXT = 100
+MAX_CORES = 100_000
+_SIZE_WITH_UNIT = re.compile(r"[A-Za-z]\s*$")
+
+
+def machine_memory(text: str) -> int:
+    """A machine's memory in bytes from a size with its unit (``8GiB``). Raises ValueError."""
+    from memgauge._units import parse_bytes
+
+    if len(text) > MAX_SIZE_TEXT or not _SIZE_WITH_UNIT.search(text):
+        raise ValueError("memory: a size with its unit, e.g. '8GiB'")
+    try:
+        value = parse_bytes(text)
+    except ValueError as e:
+        raise ValueError(f"memory: {e}") from None
+    if not 0 < value < 2**63:
+        raise ValueError("memory: a size above 0, e.g. '8GiB'")
+    return value
+
+
+def machine_error(name: str, memory: str, cores: int, description: str) -> str | None:
+    """Why a machine (its name, memory, cores and description) is refused, as the API refuses it."""
+    if not is_policy_name(name):
+        return MACHINE_NAME_RULE
+    try:
+        machine_memory(memory)
+    except ValueError as e:
+        return str(e)
+    if not 1 <= cores <= MAX_CORES:
+        return f"cores: 1 to {MAX_CORES}"
+    if len(description) > MAX_POLICY_TEXT or "\0" in description:
+        return f"description: at most {MAX_POLICY_TEXT} characters, no NUL"
+    return None
+
+
+def admission_error(machine: str | None, rule: str, known: Iterable[str]) -> str | None:
+    """Why a policy's machine and rule are refused: an unknown machine, an unknown rule, a rule
+    without a machine, a percentile rule on a server without numpy (the simulation needs it)."""
+    if rule not in ADMIT_RULES:
+        return f"rule: one of {', '.join(ADMIT_RULES)}"
+    if machine is None:
+        return None if rule == "worst" else "rule: judges admission to a machine; name the machine"
+    if machine not in set(known):
+        return f"machine: no machine {machine!r} (GET /api/v1/machines lists them)"
+    if rule != "worst":
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            return f"rule: {rule} simulates random offsets, which needs numpy: pip install 'memgauge[plan]'"
+    return None

@@ -8,11 +8,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from memgauge.service._models import Policy, Submission, Token
-from memgauge.service._rules import MAX_POLICY_TEXT, MAX_TOKEN_NAME, NO_NUL, Role
+from memgauge.service._models import Machine, Policy, Submission, Token
+from memgauge.service._rules import (
+    MACHINE_NAME,
+    MAX_CORES,
+    MAX_POLICY_TEXT,
+    MAX_SIZE_TEXT,
+    MAX_TOKEN_NAME,
+    NO_NUL,
+    AdmitRule,
+    Role,
+)
 
 Status = Literal["queued", "running", "done", "failed", "cancelled"]
-VerdictName = Literal["pass", "fail", "error"]
+VerdictName = Literal["pass", "fail", "error", "unmeasured"]
 
 
 class ErrorOut(BaseModel):
@@ -83,6 +92,21 @@ class PolicyIn(BaseModel):
         description="prove a pass: run the program again under the budget's rss as a hard limit, "
         "caches cold; OOM-killed or failing there, the verdict is fail (needs an rss limit)",
     )
+    machine: str | None = Field(
+        default=None,
+        pattern=MACHINE_NAME,
+        description="admit each pass to this machine while it fits with what the machine holds",
+    )
+    rule: AdmitRule = Field(
+        default="worst",
+        description="admission's rule: the worst case (every peak at once), or that percentile of "
+        "the combined peak under random offsets (needs a machine)",
+    )
+    allow_unmeasured: bool = Field(
+        default=False,
+        description="accept a limit this host cannot measure (a gpu limit without a GPU): without "
+        "it such a run's verdict is 'unmeasured', never a pass",
+    )
 
 
 class PolicyOut(BaseModel):
@@ -90,9 +114,58 @@ class PolicyOut(BaseModel):
     budget: str
     description: str
     prove: bool
+    machine: str | None
+    rule: AdmitRule
+    allow_unmeasured: bool = False
     limits: list[LimitOut]
     created_at: dt.datetime
     updated_at: dt.datetime
+
+
+class MachineIn(BaseModel):
+    memory: str = Field(
+        min_length=1, max_length=MAX_SIZE_TEXT, pattern=NO_NUL, description="its memory with its unit: '8GiB'"
+    )
+    cores: int = Field(ge=1, le=MAX_CORES)
+    description: str = Field(default="", max_length=MAX_POLICY_TEXT, pattern=NO_NUL)
+
+
+class ShareOut(BaseModel):
+    """One admitted submission's share of a machine: its container need plus the kernel's share."""
+
+    submission: str | None = Field(description="its id; null for another owner's (ids are not disclosed)")
+    policy: str
+    share_bytes: int
+    admitted_at: dt.datetime | None
+
+
+class MachineOut(BaseModel):
+    """A machine and its fill: the shares admitted to it and not released, against its memory."""
+
+    name: str
+    memory_bytes: int
+    cores: int
+    description: str
+    held_bytes: int = Field(description="the admitted shares together (every peak at once)")
+    free_bytes: int = Field(description="its memory less held_bytes (negative: over)")
+    shares: list[ShareOut]
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+class AdmissionOut(BaseModel):
+    """A pass judged for admission to its policy's machine, with what the machine held then."""
+
+    machine: str
+    rule: AdmitRule
+    admitted: bool
+    before_bytes: int = Field(description="the rule's figure of what the machine held")
+    after_bytes: int = Field(description="the rule's figure with this submission")
+    machine_bytes: int
+    share_bytes: int = Field(description="this submission's share: its container need and the kernel's")
+    alongside: int = Field(description="how many admitted submissions it was judged with")
+    held: bool = Field(description="admitted and not released")
+    released_at: dt.datetime | None
 
 
 class Links(BaseModel):
@@ -102,6 +175,7 @@ class Links(BaseModel):
     report: str
     output: str
     cancel: str
+    release: str
 
 
 class ProofOut(BaseModel):
@@ -149,7 +223,10 @@ class SubmissionOut(BaseModel):
         description="which limits were applied to the run, and why any was not"
     )
     prove: bool = Field(default=False, description="the policy asked for a proof of a pass")
+    allow_unmeasured: bool = Field(default=False, description="the policy accepted unmeasured limits")
     proof: ProofOut | None = Field(default=None, description="the proof, once made")
+    machine: str | None = Field(default=None, description="the policy's machine when it was submitted")
+    admission: AdmissionOut | None = Field(default=None, description="its admission, once judged")
     links: Links
 
 
@@ -205,6 +282,9 @@ def policy_out(p: Policy) -> PolicyOut:
         budget=p.budget,
         description=p.description,
         prove=bool(p.prove),
+        allow_unmeasured=bool(p.allow_unmeasured),
+        machine=p.machine,
+        rule=p.rule,  # type: ignore[arg-type]
         limits=limits,
         created_at=aware(p.created_at),  # type: ignore[arg-type]
         updated_at=aware(p.updated_at),  # type: ignore[arg-type]
@@ -235,7 +315,10 @@ def submission_out(s: Submission, base: str = "/api/v1") -> SubmissionOut:
         exit_code=s.exit_code,
         sandbox=None if s.sandbox is None else json.loads(s.sandbox),
         prove=bool(s.prove),
+        allow_unmeasured=bool(s.allow_unmeasured),
         proof=proof_out(s.proof),
+        machine=s.machine,
+        admission=admission_out(s),
         links=Links(
             self=here,
             verdict=here + "/verdict",
@@ -243,6 +326,7 @@ def submission_out(s: Submission, base: str = "/api/v1") -> SubmissionOut:
             report=here + "/report",
             output=here + "/output",
             cancel=here + "/cancel",
+            release=here + "/release",
         ),
     )
 
@@ -255,3 +339,44 @@ def proof_out(text: str | None) -> ProofOut | None:
         return ProofOut.model_validate_json(text)
     except ValueError:
         return None
+
+
+def admission_out(s: Submission) -> AdmissionOut | None:
+    """The stored admission; None when there is none, or it cannot be read (a row written by hand)."""
+    if not s.admission:
+        return None
+    try:
+        record = json.loads(s.admission)
+        return AdmissionOut(
+            **{k: record[k] for k in AdmissionOut.model_fields if k in record},
+            held=bool(s.held),
+            released_at=aware(s.released_at),
+        )
+    except (ValueError, TypeError):
+        return None
+
+
+def machine_out(machine: Machine, held: list[Submission], viewer: Token) -> MachineOut:
+    from memgauge.service._rules import may_see
+
+    shares = [
+        ShareOut(
+            submission=s.id if may_see(viewer, s) else None,
+            policy=s.policy,
+            share_bytes=s.share_bytes or 0,
+            admitted_at=aware(s.finished_at),
+        )
+        for s in held
+    ]
+    total = sum(share.share_bytes for share in shares)
+    return MachineOut(
+        name=machine.name,
+        memory_bytes=machine.memory_bytes,
+        cores=machine.cores,
+        description=machine.description,
+        held_bytes=total,
+        free_bytes=machine.memory_bytes - total,
+        shares=shares,
+        created_at=aware(machine.created_at),  # type: ignore[arg-type]
+        updated_at=aware(machine.updated_at),  # type: ignore[arg-type]
+    )

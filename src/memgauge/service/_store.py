@@ -10,18 +10,24 @@ import datetime as dt
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select, update
 
 from memgauge.service._auth import new_token, shown_prefix, token_hash
 from memgauge.service._db import Database
-from memgauge.service._models import Policy, Submission, Token, utcnow
+from memgauge.service._models import Submission, Token, utcnow
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sqlalchemy.orm import Session
 
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
 STATUSES = (QUEUED, RUNNING, DONE, FAILED, CANCELLED)
 FINISHED = (DONE, FAILED, CANCELLED)
-VERDICTS = ("pass", "fail", "error")
+# "unmeasured": nothing failed, but a limit could not be measured and the policy does not allow that
+VERDICTS = ("pass", "fail", "error", "unmeasured")
 
 
 # -- tokens ----------------------------------------------------------------------------------------
@@ -69,44 +75,6 @@ def has_admin(db: Database) -> bool:
         ) > 0
 
 
-# -- policies --------------------------------------------------------------------------------------
-
-
-def list_policies(db: Database) -> list[Policy]:
-    with db.session() as s:
-        return list(s.scalars(select(Policy).order_by(Policy.name)))
-
-
-def get_policy(db: Database, name: str) -> Policy | None:
-    with db.session() as s:
-        return s.get(Policy, name)
-
-
-def put_policy(
-    db: Database, name: str, budget: str, description: str, prove: bool = False
-) -> tuple[Policy, bool]:
-    """The policy after the write, and whether it is new."""
-    with db.session() as s, s.begin():
-        policy = s.get(Policy, name)
-        created = policy is None
-        if policy is None:
-            policy = Policy(name=name, budget=budget, description=description, prove=prove)
-            s.add(policy)
-        else:
-            policy.budget, policy.description, policy.updated_at = budget, description, utcnow()
-            policy.prove = prove
-    return policy, created
-
-
-def delete_policy(db: Database, name: str) -> bool:
-    with db.session() as s, s.begin():
-        policy = s.get(Policy, name)
-        if policy is None:
-            return False
-        s.delete(policy)
-    return True
-
-
 # -- submissions -----------------------------------------------------------------------------------
 
 
@@ -121,11 +89,30 @@ class NewSubmission:
     args: list[str]
     upload: bytes
     prove: bool = False
+    allow_unmeasured: bool = False
+    machine: str | None = None
+    admit_rule: str | None = None
 
 
-def add_submission(db: Database, new: NewSubmission) -> Submission:
-    """Stored (committed) before the caller acknowledges it."""
+class AdmissionError(Exception):
+    """``add_submission``'s ``admit`` said no; the message says why."""
+
+
+def add_submission(
+    db: Database, new: NewSubmission, admit: Callable[[Usage], str | None] | None = None
+) -> Submission:
+    """Stored (committed) before the caller acknowledges it. ``admit`` sees the owner's usage and
+    says why the submission may not be stored (``AdmissionError``), None when it may. Check and insert are
+    one transaction that first writes the owner's token row: concurrent submissions of one token
+    queue on that row's lock (PostgreSQL) or on the database's write lock (SQLite, which a deferred
+    transaction takes at its first write, before it has read anything), so each sees the ones
+    before it and a quota of 100 never admits 101."""
     with db.session() as s, s.begin():
+        if admit is not None:
+            s.execute(update(Token).where(Token.id == new.owner_id).values(name=Token.name))
+            error = admit(_usage(s, new.owner_id))
+            if error is not None:
+                raise AdmissionError(error)
         sub = Submission(
             id=uuid.uuid4().hex,
             owner_id=new.owner_id,
@@ -141,6 +128,9 @@ def add_submission(db: Database, new: NewSubmission) -> Submission:
             attempts=0,
             cancel_requested=False,
             prove=new.prove,
+            allow_unmeasured=new.allow_unmeasured,
+            machine=new.machine,
+            admit_rule=new.admit_rule,
         )
         s.add(sub)
     return sub
@@ -156,17 +146,21 @@ class Usage:
 
 
 def usage(db: Database, owner_id: int) -> Usage:
+    with db.session() as s:
+        return _usage(s, owner_id)
+
+
+def _usage(s: Session, owner_id: int) -> Usage:
     mine = Submission.owner_id == owner_id
     stored = (
         func.coalesce(func.sum(Submission.upload_bytes), 0)
         + func.coalesce(func.sum(func.length(Submission.profile)), 0)
         + func.coalesce(func.sum(func.length(Submission.output_tail)), 0)
     )
-    with db.session() as s:
-        waiting = s.scalar(
-            select(func.count()).select_from(Submission).where(mine, Submission.status.in_((QUEUED, RUNNING)))
-        )
-        held = s.scalar(select(stored).where(mine))
+    waiting = s.scalar(
+        select(func.count()).select_from(Submission).where(mine, Submission.status.in_((QUEUED, RUNNING)))
+    )
+    held = s.scalar(select(stored).where(mine))
     return Usage(int(waiting or 0), int(held or 0))
 
 
@@ -291,14 +285,19 @@ def cancel_requested(db: Database, ids: list[str]) -> list[str]:
 def finish(db: Database, sub_id: str, worker: str, **values: Any) -> bool:
     """Store a run's outcome, only if the submission is still this worker's run (a lease lost to
     another server's recovery must not overwrite what that server did)."""
-    values = {k: _text(v) if isinstance(v, str) else v for k, v in values.items()}
     with db.session() as s, s.begin():
-        done = s.execute(
-            update(Submission)
-            .where(Submission.id == sub_id, Submission.worker == worker, Submission.status == RUNNING)
-            .values(**values)
-        )
-        return bool(done.rowcount == 1)  # type: ignore[attr-defined]
+        return finish_in(s, sub_id, worker, values)
+
+
+def finish_in(s: Session, sub_id: str, worker: str, values: dict[str, Any]) -> bool:
+    """``finish`` within the caller's transaction (an admission judged in the same one)."""
+    values = {k: _text(v) if isinstance(v, str) else v for k, v in values.items()}
+    done = s.execute(
+        update(Submission)
+        .where(Submission.id == sub_id, Submission.worker == worker, Submission.status == RUNNING)
+        .values(**values)
+    )
+    return bool(done.rowcount == 1)  # type: ignore[attr-defined]
 
 
 def running(db: Database) -> list[Submission]:

@@ -4,8 +4,8 @@
 from memgauge.sweep._choose import make_engine
 from memgauge.sweep._engine import Engine, JobHandle, LocalEngine
 from memgauge.sweep._fit import SearchResult, non_monotonic, search
-from memgauge.sweep._fit_knobs import check_reached, unreached
-from memgauge.sweep._fit_run import FIT_METRICS, FitPlan, figures_of, fit
+from memgauge.sweep._fit_knobs import check_reached, program_value, unreached
+from memgauge.sweep._fit_run import FIT_METRICS, FitPlan, figures_of, first_value, fit
 from memgauge.sweep._job import Job, JobResult, Resources, execute_job
 from memgauge.sweep._params import check_templates, expand, grid, parse_params, parse_predict
 from memgauge.sweep._predict_fit import predict_gpu, predict_step
@@ -32,6 +32,7 @@ __all__ = [
     "execute_job",
     "expand",
     "figures_of",
+    "first_value",
     "fit",
     "grid",
     "make_engine",
@@ -42,6 +43,7 @@ __all__ = [
     "point_label",
     "predict_gpu",
     "predict_step",
+    "program_value",
     "run_remedies",
     "run_sweep",
     "search",

@@ -5,6 +5,10 @@ The search is guided by the growth law fitted so far (``analysis.select_law`` ov
 measured): the next value is where the law says the first limit is crossed. A guess that does not
 at least halve the bracket is followed by a plain bisection step, so a law that predicts badly
 costs at most twice the runs of bisection, and a good law closes the bracket in two or three runs.
+The search stops at a precision that matters: once the smallest value that did not fit is at most
+a tolerance (a fraction, ``memgauge fit``'s ``--tolerance``, 3% by default) above the largest that
+did, not when the two are 1 apart (runs of 30 s spent on values 1 apart among 100,000 say nothing
+a user acts on). A Ctrl-C ends it with the largest value proven to fit so far.
 Memory need not grow with the value (allocator thresholds, algorithms chosen by size), so the
 trials are checked afterwards for values that fit above one that did not, and for figures that fell
 as the value grew: both are reported, never smoothed over.
@@ -22,8 +26,9 @@ from memgauge.model import FitTrial, NonMonotonic
 # a figure that falls by more than this between two larger values is a non-monotonic point (run to
 # run noise of a peak or a wall time stays well under it)
 NON_MONOTONIC_DROP = 0.05
-# above the largest value that fitted, in the upward phase, a guess is allowed at most this factor:
-# a run's time grows with the value too, and a law fitted to few points can be far off
+# above the largest value that fitted, in the upward phase, a guess is allowed at most this factor
+# (to the power of the number of values that fitted, less one): a run's time grows with the value
+# too, and a law fitted to few points can be far off
 _MAX_GROWTH = 4
 
 
@@ -108,6 +113,21 @@ def non_monotonic(trials: list[FitTrial], limits: dict[str, float]) -> list[NonM
     return found
 
 
+@dataclass
+class _Bracket:
+    """The search's state: ``good`` the largest value that fitted on the way, ``bad`` the smallest
+    that did not above it (None: not found yet)."""
+
+    good: int | None = None
+    bad: int | None = None
+
+
+def closed(good: int, bad: int, tolerance: float) -> bool:
+    """Whether the bracket is as narrow as asked: 1 apart, or ``bad`` at most ``tolerance`` (a
+    fraction) above ``good``."""
+    return bad - good <= max(1, math.floor(good * tolerance))
+
+
 def search(
     measure: Callable[[int, bool], FitTrial],
     limits: dict[str, float],
@@ -115,50 +135,75 @@ def search(
     low: int = 1,
     high: int | None = None,
     start: int | None = None,
+    tolerance: float = 0.0,
 ) -> SearchResult:
     """The largest integer in ``[low, high]`` (``high`` None: unbounded) whose trial fits, found by
     calling ``measure(value, guided)`` once per value tried, starting at ``start`` (default
-    ``low``). The answer fits and the next value up does not (or is ``high``)."""
+    ``low``). The answer fits and the smallest value found not to fit above it is at most
+    ``tolerance`` (a fraction: 0.03 is 3%) above it, or 1 above it (``tolerance`` 0: exact).
+    A KeyboardInterrupt (Ctrl-C) ends the search with reason "interrupted" and the largest value
+    proven to fit so far."""
     if high is not None and high < low:
         raise ValueError(f"high={high} is below low={low}")
+    if not 0 <= tolerance < 1:
+        raise ValueError(f"tolerance={tolerance} is not a fraction in [0, 1)")
     value = low if start is None else min(max(start, low), high if high is not None else start)
     trials: list[FitTrial] = []
-    seen: dict[int, FitTrial] = {}
+    bracket = _Bracket()
 
     def run(v: int, guided: bool) -> FitTrial:
         t = measure(v, guided)
         trials.append(t)
-        seen[v] = t
         return t
 
-    good: int | None = None
-    bad: int | None = None
-    first = run(value, False)
-    if first.fits:
-        good = value
+    try:
+        reason = _search(run, trials, bracket, limits, low, high, value, tolerance)
+    except KeyboardInterrupt:
+        return _finish(SearchResult(bracket.good, "interrupted", trials), limits)
+    return _finish(SearchResult(bracket.good, reason, trials), limits)
+
+
+def _search(
+    run: Callable[[int, bool], FitTrial],
+    trials: list[FitTrial],
+    bracket: _Bracket,
+    limits: dict[str, float],
+    low: int,
+    high: int | None,
+    value: int,
+    tolerance: float,
+) -> str:
+    """The search itself, ``bracket`` kept up to date after each trial (what an interrupt leaves);
+    returns how it ended."""
+    if run(value, False).fits:
+        bracket.good = value
     else:
-        bad = value
+        bracket.bad = value
     # downwards until something fits, a bisection after each guess that did not halve the range
     bisect_next = False
-    while good is None:
+    while bracket.good is None:
+        bad = bracket.bad
         assert bad is not None
         if bad <= low:
-            return _finish(SearchResult(None, "nothing fits", trials), limits)
+            return "nothing fits"
         width = bad - low
         guess = None if bisect_next else crossing(trials, limits, float(bad), float(low))
-        nxt = (low + bad) // 2 if guess is None else math.floor(guess)
+        nxt = (low + bad) // 2 if guess is None else math.floor(guess * (1 - tolerance / 2))
         nxt = min(max(nxt, low), bad - 1)
-        t = run(nxt, guess is not None)
-        if t.fits:
-            good = nxt
+        if run(nxt, guess is not None).fits:
+            bracket.good = nxt
         else:
-            bad = nxt
-            bisect_next = guess is not None and (bad - low) * 2 > width
+            bracket.bad = nxt
+            bisect_next = guess is not None and (nxt - low) * 2 > width
     # upwards until something does not fit
-    while bad is None:
+    while bracket.bad is None:
+        good = bracket.good
         if high is not None and good >= high:
-            return _finish(SearchResult(good, "maximum fits", trials), limits)
-        ceiling = good * _MAX_GROWTH + 1
+            return "maximum fits"
+        # each value that fitted more, the law is trusted to reach further: from a batch of 1 a
+        # linear need of 1,000 is bracketed in five runs, not in log4(1000)
+        fitted = len({t.value for t in trials if t.fits})
+        ceiling = good * _MAX_GROWTH ** max(1, fitted - 1) + 1
         if high is not None:
             ceiling = min(ceiling, high)
         # a figure that fell as the value grew: no law to follow upwards, only doubling
@@ -169,29 +214,37 @@ def search(
         nxt = max(good * 2, good + 1) if guess is None else math.floor(guess * 1.02) + 1
         nxt = min(max(nxt, good + 1), ceiling)
         if nxt >= 2**62:
-            return _finish(SearchResult(good, "too large", trials), limits)
-        t = run(nxt, guess is not None)
-        if t.fits:
-            good = nxt
+            return "too large"
+        if run(nxt, guess is not None).fits:
+            bracket.good = nxt
         else:
-            bad = nxt
-    # between the two: guided guesses, a bisection after each guess that did not halve the bracket
+            bracket.bad = nxt
+    # between the two: guided guesses, a bisection after each guess that did not halve the bracket;
+    # with a tolerance, a guess aims half of it below the crossing, and once it fits the value a
+    # tolerance above it is tried: where the law holds, that run fails and ends the search
     bisect_next = False
-    while bad - good > 1:
+    probe_next = False
+    while not closed(bracket.good, bracket.bad, tolerance):
+        good, bad = bracket.good, bracket.bad
         width = bad - good
-        # the law of the trials near the bracket: one fitted over far values (a batch of 256 and one
-        # of 80000) can be off here, where allocator steps and caches differ
-        near = [t for t in trials if good - width <= t.value <= bad + width]
-        guess = None if bisect_next else crossing(near, limits, float(bad), float(good))
-        nxt = (good + bad) // 2 if guess is None else math.floor(guess)
-        nxt = min(max(nxt, good + 1), bad - 1)
-        t = run(nxt, guess is not None)
-        if t.fits:
-            good = nxt
+        guess = None
+        if probe_next:
+            nxt = good + max(1, math.floor(good * tolerance))
         else:
-            bad = nxt
-        bisect_next = guess is not None and (bad - good) * 2 > width
-    return _finish(SearchResult(good, "boundary", trials), limits)
+            # the law of the trials near the bracket: one fitted over far values (a batch of 256
+            # and one of 80000) can be off here, where allocator steps and caches differ
+            near = [t for t in trials if good - width <= t.value <= bad + width]
+            guess = None if bisect_next else crossing(near, limits, float(bad), float(good))
+            nxt = (good + bad) // 2 if guess is None else math.floor(guess * (1 - tolerance / 2))
+        nxt = min(max(nxt, good + 1), bad - 1)
+        fits = run(nxt, guess is not None or probe_next).fits
+        if fits:
+            bracket.good = nxt
+        else:
+            bracket.bad = nxt
+        probe_next = fits and guess is not None and tolerance > 0
+        bisect_next = guess is not None and (bracket.bad - bracket.good) * 2 > width
+    return "boundary" if bracket.bad - bracket.good <= 1 else "tolerance"
 
 
 def _finish(result: SearchResult, limits: dict[str, float]) -> SearchResult:

@@ -37,3 +37,42 @@ def check_reached(profile: Mapping[str, Any], names: Iterable[str]) -> None:
             f"--param {listed} never reached the program: it read no such environment variable, "
             f"assigns no such module-level constant, and got no {templates} argument"
         )
+
+
+def program_value(target: list[str], parameter: str, environ: Mapping[str, str]) -> int | None:
+    """The program's own value of ``parameter``, where it can be read before any run: an integer
+    the script assigns it at its top level (``BATCH_SIZE = 64``, the constant a fit replaces), else
+    an integer in ``environ`` (the variable the program would read run directly). None otherwise
+    (a module, a value from an argument or computed): the search then starts at ``--min``."""
+    if target and target[0] != "-m":
+        found = _script_constant(target[0], parameter)
+        if found is not None:
+            return found
+    try:
+        value = int(environ.get(parameter, ""))
+    except ValueError:
+        return None
+    return value
+
+
+def _script_constant(path: str, name: str) -> int | None:
+    import ast
+
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found: int | None = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target: ast.expr = node.targets[0]
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target = node.target
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == name:
+            literal = node.value.value if isinstance(node.value, ast.Constant) else None
+            # the last assignment is the one the program runs with, as in the knob's replacement
+            found = literal if type(literal) is int else None
+    return found

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from memgauge._errors import MemgaugeError, UsageError
 from memgauge.model import FitRecord, FitTrial, FitVerification, Profile
 from memgauge.sweep._fit import search
-from memgauge.sweep._fit_knobs import check_reached
+from memgauge.sweep._fit_knobs import check_reached, program_value
 from memgauge.sweep._job import Job, JobResult, execute_job
 from memgauge.sweep._sweep import SweepPlan
 
@@ -37,7 +37,9 @@ class FitPlan:
     """``target``: the script (``["prog.py"]``) or module (``["-m", "mod"]``); ``args``: its
     arguments (``{NAME}`` replaced by the value tried); ``limits``: the budget, metric (a key of
     ``FIT_METRICS``) to bytes or seconds; ``margin``: the fraction of each limit the search keeps
-    free; ``low``/``high``/``start``: the range searched and the first value tried."""
+    free; ``low``/``high``/``start``: the range searched and the first value tried (``start``
+    None: the program's own value where it can be read, else ``low``); ``tolerance``: the search
+    ends once the smallest value over the budget is at most this fraction above the answer."""
 
     target: list[str]
     parameter: str
@@ -45,6 +47,7 @@ class FitPlan:
     args: list[str] = field(default_factory=list)
     templates: list[str] = field(default_factory=list)
     margin: float = 0.0
+    tolerance: float = 0.03
     low: int = 1
     high: int | None = None
     start: int | None = None
@@ -104,10 +107,16 @@ def fit(plan: FitPlan, progress: Callable[[FitTrial], None] | None = None) -> Fi
             progress(t)
         return t
 
-    found = search(measure, aims, low=plan.low, high=plan.high, start=plan.start)
+    start, start_from = first_value(plan)
+    found = search(measure, aims, low=plan.low, high=plan.high, start=start, tolerance=plan.tolerance)
     verification = None
-    if plan.verify and found.value is not None:
-        verification = verify(plan, found.value)
+    reason = found.reason
+    if plan.verify and found.value is not None and reason != "interrupted":
+        try:
+            verification = verify(plan, found.value)
+        except KeyboardInterrupt:
+            # the answer stands as the search proved it, unverified
+            reason = "interrupted"
     runs = len(found.trials) + (verification.runs if verification is not None else 0)
     return FitRecord(
         parameter=plan.parameter,
@@ -118,14 +127,29 @@ def fit(plan: FitPlan, progress: Callable[[FitTrial], None] | None = None) -> Fi
         budget=dict(plan.limits),
         aims=aims,
         margin=plan.margin,
+        tolerance=plan.tolerance,
+        start=start,
+        start_from=start_from,
         low=plan.low,
         high=plan.high,
-        reason=found.reason,
+        reason=reason,
         trials=found.trials,
         laws=found.laws,
         non_monotonic=found.non_monotonic,
         verification=verification,
     )
+
+
+def first_value(plan: FitPlan) -> tuple[int, str]:
+    """The first value tried and where it came from: ``--start``, the program's own value (its
+    script's constant or the environment variable), else ``--min``. The program's value is taken
+    only within ``[low, high]``."""
+    if plan.start is not None:
+        return plan.start, "--start"
+    own = program_value(plan.target, plan.parameter, os.environ)
+    if own is not None and own >= plan.low and (plan.high is None or own <= plan.high):
+        return own, "the program's own value"
+    return plan.low, "--min"
 
 
 def _run_job(job: Job) -> JobResult:

@@ -12,9 +12,10 @@ import json
 import os
 import tempfile
 
+from memgauge._env import ENV_KNOBS, ENV_PREDICT
 from memgauge._errors import UsageError
 from memgauge.analysis import GpuPrediction, PredictedStep, gpu_prediction
-from memgauge.capture import ENV_KNOBS, ENV_PREDICT, knobs_request
+from memgauge.capture import knobs_request
 from memgauge.runner import RunOptions, Target, run_program
 
 

@@ -19,9 +19,10 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from memgauge._env import ENV_KNOBS, ENV_REMEDY, ENV_REMEDY_REPORT
 from memgauge._errors import UsageError
 from memgauge.analysis import RemedyMeasure, RemedyTable, remedy_table
-from memgauge.capture import ENV_KNOBS, ENV_REMEDY, ENV_REMEDY_REPORT, knobs_request
+from memgauge.capture import knobs_request
 from memgauge.model import Profile
 from memgauge.runner import RunOptions, Target, run_program
 

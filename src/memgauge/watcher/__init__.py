@@ -1,6 +1,7 @@
 """The watcher: what memgauge observes from outside the measured process.
 
-The process tree (``TreeWatcher``, ``Descendants``), cgroups (``MemoryGroup``, ``PidsGroup``),
+The process tree (``TreeWatcher``, ``Descendants``), cgroups (``MemoryGroup``, ``PidsGroup``, on
+the hierarchies a ``CgroupHost`` finds; its root is injectable through ``MEMGAUGE_CGROUP_ROOT``),
 the memory timeline (``TimelineBuilder``) and the machine's environment. Lazy, so ``memgauge run``
 starts the program before it loads what it needs only afterwards.
 """
@@ -13,16 +14,17 @@ from memgauge._lazy import attach
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memgauge.watcher._cgroup import (
-        PREFIX,
         MemoryGroup,
         PidsGroup,
         create_memory_group,
         create_pids_group,
+        memory_limit,
     )
+    from memgauge.watcher._cgroup_host import PREFIX, CgroupHost, current_host
+    from memgauge.watcher._cpu_group import CpuGroup, create_cpu_group
     from memgauge.watcher._descendants import Descendants
     from memgauge.watcher._environment import machine_environment
     from memgauge.watcher._nvml import (
-        ENV_FAKE_NVML,
         NvmlDevice,
         NvmlReading,
         NvmlSource,
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
         open_nvml,
     )
     from memgauge.watcher._nvml_sampler import NvmlDeviceSamples, NvmlSampler, NvmlSamples, start_nvml_sampler
+    from memgauge.watcher._outside import OutsideLines, outside_refusal
     from memgauge.watcher._own_group import own_oom_kills
     from memgauge.watcher._timeline import TimelineBuilder
     from memgauge.watcher._watcher import (
@@ -42,11 +45,15 @@ if TYPE_CHECKING:
     )
 
 _NAMES = {
+    "CgroupHost": "_cgroup_host",
+    "current_host": "_cgroup_host",
+    "memory_limit": "_cgroup",
+    "CpuGroup": "_cpu_group",
+    "create_cpu_group": "_cpu_group",
     "create_memory_group": "_cgroup",
     "create_pids_group": "_cgroup",
     "Descendants": "_descendants",
     "machine_environment": "_environment",
-    "ENV_FAKE_NVML": "_nvml",
     "NvmlDevice": "_nvml",
     "NvmlReading": "_nvml",
     "NvmlSource": "_nvml",
@@ -59,8 +66,10 @@ _NAMES = {
     "start_nvml_sampler": "_nvml_sampler",
     "MemoryGroup": "_cgroup",
     "PidsGroup": "_cgroup",
-    "PREFIX": "_cgroup",
+    "PREFIX": "_cgroup_host",
     "own_oom_kills": "_own_group",
+    "OutsideLines": "_outside",
+    "outside_refusal": "_outside",
     "TimelineBuilder": "_timeline",
     "TreeNeeds": "_watcher",
     "TreeWatcher": "_watcher",
@@ -69,8 +78,9 @@ _NAMES = {
     "WatchedProcess": "_watcher",
 }
 __all__ = [
-    "ENV_FAKE_NVML",
     "PREFIX",
+    "CgroupHost",
+    "CpuGroup",
     "Descendants",
     "MemoryGroup",
     "NvmlDevice",
@@ -79,6 +89,7 @@ __all__ = [
     "NvmlSampler",
     "NvmlSamples",
     "NvmlSource",
+    "OutsideLines",
     "PidsGroup",
     "PynvmlSource",
     "ScriptedNvmlSource",
@@ -86,11 +97,15 @@ __all__ = [
     "TreeNeeds",
     "TreeWatcher",
     "WatchedProcess",
+    "create_cpu_group",
     "create_memory_group",
     "create_pids_group",
+    "current_host",
     "group_page_cache",
     "machine_environment",
+    "memory_limit",
     "open_nvml",
+    "outside_refusal",
     "own_oom_kills",
     "start_nvml_sampler",
     "user_cmdline",

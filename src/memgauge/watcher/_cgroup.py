@@ -15,6 +15,8 @@ import os
 import time
 
 from memgauge.capture import PAGE_SIZE, OpenFiles, kill_until_gone, orphaned_entries
+from memgauge.watcher._cgroup_delegate import Delegation, enable
+from memgauge.watcher._cgroup_host import PREFIX, CgroupHost, current_host
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,69 +25,21 @@ if TYPE_CHECKING:
 # os.path, not pathlib, and no dataclass: this module is imported before the program starts, and
 # every millisecond spent importing is added to the run's wall time
 
-PREFIX = "memgauge-"
 # memcg charges the page counter in batches of 64 pages per CPU (MEMCG_CHARGE_BATCH), so the peak
 # counter can run ahead of the pages actually in use by up to one batch per CPU
 _CHARGE_BATCH_PAGES = 64
 
 
-def _mounts() -> dict[str, tuple[str, str]]:
-    """(mount point, root of the hierarchy mounted there) of the cgroup2 hierarchy (key 'v2') and
-    of the v1 memory controller ('v1'). The root is '/' unless a container mounted a subtree."""
-    found: dict[str, tuple[str, str]] = {}
-    try:
-        with open("/proc/self/mountinfo") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return found
-    for line in lines:
-        left, _, right = line.partition(" - ")
-        fstype, _source, options = [*right.split(), "", ""][:3]
-        fields = left.split()
-        root, mount_point = fields[3], fields[4]
-        if fstype == "cgroup2" and "v2" not in found:
-            found["v2"] = (mount_point, root)
-        elif fstype == "cgroup" and "memory" in options.split(","):
-            found["v1"] = (mount_point, root)
-    return found
-
-
-def _own_dirs() -> dict[str, tuple[str, str]]:
+def _own_dirs(host: CgroupHost | None = None) -> dict[str, tuple[str, str]]:
     """(directory of this process's own cgroup, mount point) per hierarchy, 'v2' and 'v1'."""
-    mounts, own = _mounts(), _own_paths()
-    dirs: dict[str, tuple[str, str]] = {}
-    for key, (mount_point, root) in mounts.items():
-        if key not in own:
-            continue
-        path = own[key]
-        if root != "/" and (path == root or path.startswith(root + "/")):
-            path = path[len(root) :]
-        dirs[key] = (mount_point.rstrip("/") + path.rstrip("/"), mount_point.rstrip("/"))
-    return dirs
+    return (host or current_host()).own_dirs()
 
 
-def _own_paths() -> dict[str, str]:
-    """This process's cgroup path in the v2 hierarchy ('v2') and the v1 memory hierarchy ('v1')."""
-    paths: dict[str, str] = {}
-    try:
-        with open("/proc/self/cgroup") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return paths
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        if controllers == "":
-            paths["v2"] = path
-        elif "memory" in controllers.split(","):
-            paths["v1"] = path
-    return paths
-
-
-def memory_limit() -> int | None:
+def memory_limit(host: CgroupHost | None = None) -> int | None:
     """The memory limit that applies to memgauge's own process: the smallest limit of its memory
     cgroup and that cgroup's ancestors (a container's limit is often set on an ancestor), v2
     ``memory.max`` or v1 ``memory.limit_in_bytes``; None when nothing is limited."""
-    dirs = _own_dirs()
+    dirs = _own_dirs(host)
     limits: list[int] = []
     for key, name in (("v2", "memory.max"), ("v1", "memory.limit_in_bytes")):
         if key not in dirs:
@@ -98,7 +52,7 @@ def memory_limit() -> int | None:
             except OSError:
                 raw = "max"
             # v1 writes "no limit" as a huge page-aligned number
-            if raw != "max" and int(raw) < (1 << 62):
+            if raw.isdigit() and int(raw) < (1 << 62):
                 limits.append(int(raw))
             if path == root:
                 break
@@ -114,9 +68,12 @@ def _write(path: str, text: str) -> None:
 class _Group:
     """A cgroup directory memgauge made: its path, its processes."""
 
-    def __init__(self, path: str, version: int) -> None:
+    def __init__(self, path: str, version: int, host: CgroupHost | None = None) -> None:
         self.path = path
         self.version = version
+        self.host = host or CgroupHost()
+        # the v2 controller memgauge enabled for this group, undone once it is removed
+        self.delegation: Delegation | None = None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.path!r}, v{self.version})"
@@ -132,7 +89,7 @@ class _Group:
             if before is not None:
                 before()
             try:
-                os.rmdir(self.path)
+                self.host.remove_group_dir(self.path)
                 return
             except FileNotFoundError:
                 return
@@ -140,6 +97,11 @@ class _Group:
                 if time.monotonic() > deadline:
                     return
                 time.sleep(pause)
+
+    def _undo(self) -> None:
+        if self.delegation is not None:
+            self.delegation.undo()
+            self.delegation = None
 
     def pids(self) -> list[int]:
         # opened afresh each time: cgroup v1 builds the pid list once per open file
@@ -150,15 +112,36 @@ class _Group:
             return []
 
 
+# the method of a v2 group on a kernel before 5.19, which has no memory.peak
+SAMPLED_CURRENT = "cgroup-v2 memory.current (sampled)"
+NO_PEAK_NOTE = (
+    "no memory.peak in the cgroup (Linux before 5.19): the tree peak is the highest memory.current "
+    "sampled; a spike shorter than one sampling interval can be missed"
+)
+
+
 class MemoryGroup(_Group):
-    def __init__(self, path: str, version: int) -> None:
-        super().__init__(path, version)
+    def __init__(self, path: str, version: int, host: CgroupHost | None = None) -> None:
+        super().__init__(path, version, host)
         self._files = OpenFiles()
         self.limit_bytes: int | None = None  # the limit set_limit set
+        self.has_peak_counter = os.path.exists(os.path.join(path, self._peak_file))
+        self._max_usage = 0  # the highest usage read: the peak where the kernel keeps none
+
+    @property
+    def _peak_file(self) -> str:
+        return "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
 
     @property
     def method(self) -> str:
+        if not self.has_peak_counter:
+            return SAMPLED_CURRENT
         return "cgroup-v2 memory.peak" if self.version == 2 else "cgroup-v1 memory.max_usage_in_bytes"
+
+    @property
+    def note(self) -> str | None:
+        """What the report must say about this group's figures, or None."""
+        return None if self.has_peak_counter else NO_PEAK_NOTE
 
     @property
     def error_bound_bytes(self) -> int:
@@ -177,10 +160,15 @@ class MemoryGroup(_Group):
             return 0
 
     def usage(self) -> int:
-        return self._read_int("memory.current" if self.version == 2 else "memory.usage_in_bytes")
+        usage = self._read_int("memory.current" if self.version == 2 else "memory.usage_in_bytes")
+        self._max_usage = max(self._max_usage, usage)
+        return usage
 
     def peak(self) -> int:
-        return self._read_int("memory.peak" if self.version == 2 else "memory.max_usage_in_bytes")
+        if not self.has_peak_counter:
+            self.usage()
+            return self._max_usage
+        return self._read_int(self._peak_file)
 
     def oom_kills(self) -> int:
         try:
@@ -235,31 +223,52 @@ class MemoryGroup(_Group):
             _write(os.path.join(self.path, swap), value)
 
     def close(self, timeout: float = 2.0) -> None:
-        """Move processes still in the group (daemons the program left) to the parent group, then
-        remove the group. Memory still charged to it is handed to the parent by the kernel."""
-        parent_procs = os.path.join(os.path.dirname(self.path), "cgroup.procs")
+        """Move processes still in the group (daemons the program left) to the parent group (to
+        memgauge's leaf where it enabled the controller: the parent may hold no process then),
+        then remove the group. Memory still charged to it is handed to the parent by the kernel."""
+        home = os.path.dirname(self.path)
+        if self.delegation is not None and os.path.isdir(self.delegation.leaf):
+            home = self.delegation.leaf
+        home_procs = os.path.join(home, "cgroup.procs")
 
         def move_out() -> None:
             for pid in self.pids():
                 with contextlib.suppress(OSError):
-                    _write(parent_procs, str(pid))
+                    self.host.write(home_procs, str(pid))
             self._files.close_all()
 
         self._remove(timeout, 0.02, move_out)
+        self._undo()
 
 
-def _remove_stale(parent: str) -> None:
+def _remove_stale(parent: str, host: CgroupHost) -> None:
     for path in orphaned_entries(parent, PREFIX):
         with contextlib.suppress(OSError):
-            os.rmdir(path)
+            host.remove_group_dir(path)
 
 
-def create_memory_group(prefer: str = "auto") -> tuple[MemoryGroup | None, str]:
+def _delegated(parent: str, controller: str) -> bool:
+    """``controller`` is enabled for the children of ``parent`` (its ``cgroup.subtree_control``)."""
+    try:
+        with open(os.path.join(parent, "cgroup.subtree_control")) as f:
+            return controller in f.read().split()
+    except OSError:
+        return False
+
+
+def create_memory_group(
+    prefer: str = "auto", host: CgroupHost | None = None
+) -> tuple[MemoryGroup | None, str]:
     """A new, empty memory cgroup for one run, or None and the reason none could be made.
 
-    ``prefer``: "auto" (v2, else v1), "v2" or "v1".
+    ``prefer``: "auto" (v2, else v1), "v2" or "v1". ``host``: where the hierarchies are (None:
+    ``current_host()``).
     """
-    dirs = _own_dirs()
+    host = host or current_host()
+    dirs = host.own_dirs()
+    missing = "" if dirs else host.missing()  # read only when needed: the program waits
+    if missing:
+        return None, missing
     reasons: list[str] = []
     name = f"{PREFIX}{os.getpid()}-{time.monotonic_ns()}"
     for version in (2, 1):
@@ -267,32 +276,36 @@ def create_memory_group(prefer: str = "auto") -> tuple[MemoryGroup | None, str]:
         if prefer not in ("auto", key):
             continue
         if key not in dirs:
-            reasons.append(f"no cgroup {key} memory hierarchy")
+            if prefer != "auto" or "v2" not in dirs:  # a pure v2 host has no v1 to speak of
+                reasons.append(f"no cgroup {key} memory hierarchy")
             continue
         parent = dirs[key][0]
-        if version == 2:
-            try:
-                with open(os.path.join(parent, "cgroup.subtree_control")) as f:
-                    delegated = "memory" in f.read().split()
-            except OSError:
-                delegated = False
-            if not delegated:
-                reasons.append("cgroup v2 memory controller not delegated to memgauge's cgroup")
+        delegation: Delegation | None = None
+        if version == 2 and not _delegated(parent, "memory"):
+            delegation, why = enable(host, parent, "memory")
+            if delegation is None:
+                # a hybrid host: the memory controller is v1's, and v2's lack of it says nothing
+                if prefer != "auto" or "v1" not in dirs or "not available" not in why:
+                    reasons.append(why)
                 continue
-        _remove_stale(parent)
+        _remove_stale(parent, host)
         path = os.path.join(parent, name)
         try:
-            os.mkdir(path)
+            host.make_group_dir(path)
         except OSError as e:
+            if delegation is not None:
+                delegation.undo()
             reasons.append(f"cannot create a cgroup {key} group in {parent}: {e.strerror}")
             continue
-        group = MemoryGroup(path, version)
-        if not os.path.exists(
-            os.path.join(path, "memory.peak" if version == 2 else "memory.max_usage_in_bytes")
-        ):
+        group = MemoryGroup(path, version, host)
+        group.delegation = delegation
+        if not group.has_peak_counter and version == 1:
+            # v1 has kept max_usage_in_bytes since it began: a group without it is not a memory group
             group.close()
-            reasons.append(f"cgroup {key} has no peak counter (kernel too old)")
+            reasons.append(f"cgroup {key} group {path} has no memory.max_usage_in_bytes")
             continue
+        # a v2 group without memory.peak (Linux < 5.19) still limits and counts OOM kills; its
+        # peak is memory.current sampled, and the profile says so (``note``)
         return group, ""
     return None, "; ".join(reasons) or "no cgroup support"
 
@@ -323,70 +336,50 @@ class PidsGroup(_Group):
         """Kill what is left, then remove the group (retried while the dying leave it)."""
         self.kill_all(timeout)
         self._remove(timeout, 0.01)
+        self._undo()
 
 
-def _v1_controller_dir(controller: str) -> str | None:
-    """This process's own cgroup directory in the v1 hierarchy that holds ``controller``."""
-    mount: tuple[str, str] | None = None
-    try:
-        with open("/proc/self/mountinfo") as f:
-            for line in f:
-                left, _, right = line.partition(" - ")
-                fstype, _source, options = [*right.split(), "", ""][:3]
-                if fstype == "cgroup" and controller in options.split(","):
-                    fields = left.split()
-                    mount = (fields[4], fields[3])
-                    break
-        with open("/proc/self/cgroup") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return None
-    if mount is None:
-        return None
-    mount_point, root = mount
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        if controller in controllers.split(","):
-            if root != "/" and (path == root or path.startswith(root + "/")):
-                path = path[len(root) :]
-            return mount_point.rstrip("/") + path.rstrip("/")
-    return None
-
-
-def create_pids_group(limit: int) -> tuple[PidsGroup | None, str]:
+def create_pids_group(limit: int, host: CgroupHost | None = None) -> tuple[PidsGroup | None, str]:
     """A new pids cgroup with ``pids.max`` = ``limit`` (v2 where the pids controller is delegated
     to memgauge's cgroup, else v1), or None and the reason none could be made."""
+    host = host or current_host()
+    missing = host.missing()
+    if missing:
+        return None, missing
     reasons: list[str] = []
     name = f"{PREFIX}{os.getpid()}-{time.monotonic_ns()}"
     candidates: list[tuple[int, str]] = []
-    v2 = _own_dirs().get("v2")
+    v2 = host.own_dir("v2")
+    delegation: Delegation | None = None
     if v2 is not None:
-        try:
-            with open(os.path.join(v2[0], "cgroup.subtree_control")) as f:
-                delegated = "pids" in f.read().split()
-        except OSError:
-            delegated = False
-        if delegated:
-            candidates.append((2, v2[0]))
+        why = ""
+        if not _delegated(v2[0], "pids"):
+            delegation, why = enable(host, v2[0], "pids")
+        if why:
+            reasons.append(why)
         else:
-            reasons.append("cgroup v2 pids controller not delegated to memgauge's cgroup")
+            candidates.append((2, v2[0]))
     else:
         reasons.append("no cgroup v2 hierarchy")
-    v1 = _v1_controller_dir("pids")
+    v1 = host.own_dir("pids")
     if v1 is not None:
-        candidates.append((1, v1))
-    else:
+        candidates.append((1, v1[0]))
+    elif v2 is None:
         reasons.append("no cgroup v1 pids hierarchy")
     for version, parent in candidates:
         for stale in orphaned_entries(parent, PREFIX):
-            PidsGroup(stale, version).close(0.5)  # a fork bomb a killed memgauge left behind
+            PidsGroup(stale, version, host).close(0.5)  # a fork bomb a killed memgauge left behind
         path = os.path.join(parent, name)
+        ours = delegation if version == 2 else None
         try:
-            os.mkdir(path)
+            host.make_group_dir(path)
         except OSError as e:
+            if ours is not None:
+                ours.undo()
             reasons.append(f"cannot create a cgroup v{version} pids group in {parent}: {e.strerror}")
             continue
-        group = PidsGroup(path, version)
+        group = PidsGroup(path, version, host)
+        group.delegation = ours
         try:
             _write(os.path.join(path, "pids.max"), str(limit))
         except OSError as e:

@@ -18,8 +18,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-# a test hook: a JSON file of scripted NVML figures the runner reads instead of NVML
-ENV_FAKE_NVML = "MEMGAUGE_TEST_FAKE_NVML"
+from memgauge._env import ENV_FAKE_NVML
 
 
 @dataclass(frozen=True)
@@ -151,6 +150,11 @@ class ScriptedNvmlSource:
         self.closed = True
 
 
+# what a loaded NVIDIA kernel driver leaves (the first on a host, the second in a container given
+# the device nodes)
+_DRIVER_PATHS = ("/proc/driver/nvidia", "/dev/nvidiactl")
+
+
 def open_nvml(
     environ: dict[str, str] | os._Environ[str] | None = None, main_pid: int | None = None
 ) -> tuple[NvmlSource | None, str]:
@@ -159,6 +163,10 @@ def open_nvml(
     script = (environ if environ is not None else os.environ).get(ENV_FAKE_NVML)
     if script:
         return ScriptedNvmlSource.from_file(script, main_pid), ""
+    if not any(os.path.exists(p) for p in _DRIVER_PATHS):
+        # no NVIDIA driver loaded: NVML has nothing to report, and importing nvidia-ml-py (~30 ms)
+        # would only delay every run on a machine without a GPU
+        return None, "no GPU figures from outside the program: NVML unavailable (no NVIDIA driver)"
     try:
         import pynvml  # type: ignore[import-untyped,unused-ignore]
     except ImportError:

@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import os
 
-from memgauge.watcher._cgroup import _own_dirs
+from memgauge.watcher._cgroup_host import CgroupHost, current_host
 
 __all__ = ["own_oom_kills"]
 
 
-def own_oom_kills() -> int:
+def own_oom_kills(host: CgroupHost | None = None) -> int:
     """The sum of the ``oom_kill`` counters (v2 ``memory.events``, v1 ``memory.oom_control``) of
     this process's memory cgroup and its ancestors: a kill is counted in the group whose limit
     was hit, which for a container is often an ancestor. 0 where none can be read."""
     total = 0
+    dirs = (host or current_host()).own_dirs()
     for key, name in (("v2", "memory.events"), ("v1", "memory.oom_control")):
-        path, root = _own_dirs().get(key, ("", "/nonexistent"))
+        path, root = dirs.get(key, ("", "/nonexistent"))
         while path.startswith(root):
             try:
                 with open(os.path.join(path, name)) as f:

@@ -143,6 +143,10 @@ def user_cmdline(cmdline: list[str] | None) -> list[str] | None:
     return cmdline
 
 
+# (start_code, start_stack) of /proc/PID/stat as a reader without ptrace rights over PID sees them
+_HIDDEN_IMAGE = (1, 0)
+
+
 class WatchedProcess:
     """One process image as the watcher saw it (a pid that exec'd has one per program)."""
 
@@ -256,6 +260,10 @@ class TreeWatcher:
             if st is None:
                 continue
             proc = self._live.get(pid)
+            # a process memgauge has no ptrace rights over (not dumpable: setuid programs, some
+            # sandboxes) shows the kernel's placeholders for its code and stack addresses
+            # (start_code 1, start_stack 0); its resident size and VmHWM do not hide
+            hidden = st.image == _HIDDEN_IMAGE
             if st.image == (0, 0):
                 # a zombie (or a kernel thread): no memory left to read, but its final CPU times
                 if proc is not None:
@@ -267,7 +275,10 @@ class TreeWatcher:
             hwm = capture.parse_high_water(status) if status else 0
             parts[pid] = parse_rss_parts(status) if status else (0, 0, 0)
             hwms[pid] = hwm
-            if proc is None or proc.image != st.image:
+            if proc is not None and proc.image != st.image and (hidden or proc.image == _HIDDEN_IMAGE):
+                # the addresses hid, or showed again: the same program (an exec meanwhile is missed)
+                proc.image = proc.image if hidden else st.image
+            elif proc is None or proc.image != st.image:
                 # new process, or the same pid after exec: a new program with its own high-water mark
                 if proc is not None:
                     # CPU time survives exec, so the new record carries it. An image seen only in the

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-import statistics
 import time
 
 TYPE_CHECKING = False
@@ -37,6 +36,10 @@ SHARE = 0.01
 # the first windows close and open back to back whatever they cost: a short program's need is
 # taken over the same windows as before, loaded or idle
 BACK_TO_BACK = 4
+# the windows after a process's first that its typical window needs (``typical_window``): the first
+# BACK_TO_BACK windows close 0.5 s apart, so a process counts all its mapped file pages for its
+# first 2 s, whatever the load
+TYPICAL_WINDOWS = 3
 
 # file mappings whose pages are shmem (tmpfs, memfd, SysV, shared anonymous), counted in
 # ``RssShmem`` already
@@ -106,11 +109,15 @@ def typical_window(referenced: list[int]) -> int | None:
     """The file bytes a window of a process typically references: the median of its closed
     windows' (in order). One window's figure moves with what its half second happened to run (seen:
     7.9-16.0 MiB for bench/programs/sk_mlp.py's window at its anonymous peak, between runs), the
-    median far less. A process's first window has no cleared bits: it counts every page touched since
-    exec (imports included), so it is left out; with no other, None: every mapped file page counts,
-    as for a program that ends before any window closes (a run ending at 0.4 s and one ending at
-    0.6 s, loaded, count the same)."""
-    return int(statistics.median(referenced[1:])) if len(referenced) > 1 else None
+    median of several far less. A process's first window has no cleared bits: it counts every page
+    touched since exec (imports included), so it is left out; with fewer than ``TYPICAL_WINDOWS``
+    others, None: every mapped file page counts, as for a program that ends before any window
+    closes. A median of one or two windows is a window's own figure again: seen, the need of
+    tests/programs/fit_numpy.py, 1-2 s long, moved 224-237 MiB between loaded runs as its second
+    window fell before or inside its numpy work."""
+    import statistics  # here: its import (fractions, decimal) is not paid by every run
+
+    return int(statistics.median(referenced[1:])) if len(referenced) > TYPICAL_WINDOWS else None
 
 
 class FileWorkingSet:

@@ -7,12 +7,14 @@
 
 Exit status (stable; also in README.md): 0 within budget, 1 over budget (a limit crossed, or
 stopped by ``--enforce``), 2 the program itself failed (non-zero exit or killed by a signal) while
-within budget, and memgauge's own codes otherwise (64 usage, 65/66 bad or missing profile, ...).
+within budget, 3 a limit could not be measured and none failed (``--allow-unmeasured`` makes that
+a pass), and memgauge's own codes otherwise (64 usage, 65/66 bad or missing profile, ...).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 
@@ -22,6 +24,7 @@ from memgauge.cli._common import (
     FAILED,
     OVER_BUDGET,
     PASSED,
+    UNJUDGED,
     Parser,
     Program,
     load_profile,
@@ -29,6 +32,7 @@ from memgauge.cli._common import (
     say,
 )
 from memgauge.cli._run_plan import RunPlan
+from memgauge.cli._spelling import renamed_value
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,9 +50,14 @@ class CheckCommand:
     description = (
         "Judge a run, or saved profiles, against budgets (--budget, --policy, "
         "[tool.memgauge] in pyproject.toml or memgauge.toml) and baselines. Exit 0 within budget, "
-        "1 over budget, 2 the program failed."
+        "1 over budget, 2 the program failed, 3 a limit could not be measured."
     )
     # saved profiles stand where a program would: both are what follows the options
+    examples: tuple[str, ...] = (
+        "memgauge check --budget 'rss=512MiB wall=60s' train.py  # run it and judge: exit 0, 1, 2 or 3",
+        "memgauge check --budget rss=1GiB run-1.json run-2.json  # judge saved profiles (their medians)",
+        "memgauge check --baseline main.json --max-increase 10% run.json  # no more than 10% over main",
+    )
     program: Program = "target"
 
     def prepare_parser(self, parser: Parser) -> None:
@@ -58,10 +67,16 @@ class CheckCommand:
             action="append",
             default=[],
             metavar="SPEC",
-            help="limits, e.g. 'rss=512MiB wall=60s fit.rss=300MiB' (units B KB KiB MB MiB GB GiB; "
-            "s ms min); repeatable; over the policy's limits",
+            help="limits, e.g. 'rss=512MiB wall=60s fit.rss=300MiB' (commas also separate; units B KB "
+            "KiB MB MiB GB GiB; s ms min); repeatable; over the policy's limits",
         )
         p.add_argument("--policy", metavar="NAME", help="a named policy of the project's configuration")
+        p.add_argument(
+            "--allow-unmeasured",
+            action="store_true",
+            help="accept a limit this host could not measure (a gpu limit without a GPU, a phase that "
+            "never ran): without it such a verdict exits 3, neither pass nor fail",
+        )
         p.add_argument(
             "--enforce",
             action="store_true",
@@ -87,9 +102,12 @@ class CheckCommand:
         )
         p.add_argument(
             "--format",
-            choices=["text", "json", "bmf"],
-            default="text",
-            help="text (default), json (the verdict), bmf (Bencher Metric Format, for dashboards)",
+            choices=["terminal", "json", "bmf"],
+            default="terminal",
+            # "text" was this option's spelling before every command said "terminal"
+            type=renamed_value("--format", {"text": "terminal"}),
+            help="terminal (default: the verdict's table), json (the verdict), bmf (Bencher Metric "
+            "Format, for dashboards)",
         )
         p.add_argument("-o", "--output", metavar="PATH", help="write the --format output to PATH")
         p.add_argument("--name", metavar="NAME", help="benchmark name in BMF output (default: the target)")
@@ -145,7 +163,7 @@ class CheckCommand:
             runs = [load_profile(path) for path in rest]
             name = args.name or os.path.basename(rest[0]).removesuffix(".json")
         else:
-            if args.format != "text" and not args.output:
+            if args.format != "terminal" and not args.output:
                 raise UsageError(
                     f"--format {args.format} with a program needs -o PATH (its stdout is its own)"
                 )
@@ -162,12 +180,15 @@ class CheckCommand:
             name = args.name or plan.target.name
 
         verdict = _verdict(runs, baselines, budget, memory_tolerance, time_tolerance)
-        if args.prove and verdict.ok and not verdict.program_failed:
+        verdict = dataclasses.replace(verdict, allow_unmeasured=args.allow_unmeasured)
+        if args.prove and not verdict.failed and not verdict.program_failed:
             verdict = _prove(verdict, plan.target)
         _output(verdict, runs, name, args, stdout=profile_mode)
-        if not verdict.ok:
+        if verdict.failed:
             return OVER_BUDGET
-        return FAILED if verdict.program_failed else PASSED
+        if verdict.program_failed:
+            return FAILED
+        return UNJUDGED if verdict.unjudged else PASSED
 
 
 def _fraction(text: str | None, option: str) -> float | None:
@@ -184,7 +205,7 @@ def _fraction(text: str | None, option: str) -> float | None:
 def _cap_gpu(plan: RunPlan, budget: Budget) -> None:
     """A gpu= limit under --enforce caps torch's reserve in the program (docs/gpu.md), through
     the program's environment (never memgauge's own: the next run in this process is uncapped)."""
-    from memgauge.capture import ENV_GPU_CAP
+    from memgauge._env import ENV_GPU_CAP
 
     limit = budget.get("gpu")
     if limit is not None:
@@ -285,7 +306,7 @@ def _output(
     if args.output:
         write_output(args.output, text, "verdict")
         say(f"verdict: {args.output}\n")
-        if args.format == "text":
+        if args.format == "terminal":
             return
         text = verdict_text(verdict, width=100)
     stream = sys.stdout if stdout else sys.stderr

@@ -19,6 +19,11 @@ class CompareCommand:
         "Profiles side by side: peaks, time, per-phase peaks and durations, the lines holding "
         "the peak. Deltas and ratios are against the first profile."
     )
+    examples: tuple[str, ...] = (
+        "memgauge compare main.json branch.json  # deltas and ratios against the first",
+        "memgauge compare a.json b.json c.json --names base,fp16,ckpt  # named columns",
+        "memgauge compare main.json branch.json --format md -o diff.md",
+    )
     program: Program = "none"
 
     def prepare_parser(self, parser: Parser) -> None:

@@ -1,13 +1,14 @@
 """``memgauge fit``: the largest value of a parameter whose run stays within a budget.
 
     memgauge fit train.py --param BATCH_SIZE --budget rss=2GiB --json fit.json
-    memgauge fit train.py --param BATCH_SIZE --budget rss=2GiB,step=0.5s --margin 10% --max 4096
+    memgauge fit train.py --param BATCH_SIZE --budget 'rss=2GiB step=0.5s' --margin 10% --max 4096
     memgauge fit -m tool --param N --budget wall=30s --arg "--rows {N}"
 
 Each trial is a fresh measured run; the search (``sweep.fit``) follows the growth law fitted so
 far; the answer is verified by a run under the budget's ``rss`` as a hard memory limit, caches
 cold. Exit status (also in README.md): 0 found and verified, 1 nothing fits (or the verifying run
-did not stay within the budget), 2 the runs failed, memgauge's own codes otherwise.
+did not stay within the budget), 2 the runs failed, 130 interrupted (the best value proven so far
+reported and saved), memgauge's own codes otherwise.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from memgauge._errors import UsageError
 from memgauge._files import check_output, write_output
 from memgauge.cli._common import (
     FAILED,
+    INTERRUPTED,
     OVER_BUDGET,
     PASSED,
     Parser,
@@ -53,6 +55,11 @@ class FitCommand:
         "parameter reaches the program as an environment variable, a module-level constant of the "
         "script (NAME = 64 at its top level), or {NAME} in --arg templates and program arguments."
     )
+    examples: tuple[str, ...] = (
+        "memgauge fit train.py --param BATCH_SIZE --budget rss=2GiB  # the largest batch within 2 GiB",
+        "memgauge fit train.py --param BATCH_SIZE --budget 'rss=2GiB step=0.5s' --margin 10%",
+        "memgauge fit train.py --param BATCH --budget rss=2GiB --remedies  # what each remedy buys",
+    )
     program: Program = "after-dashes"
 
     def prepare_parser(self, parser: Parser) -> None:
@@ -65,7 +72,8 @@ class FitCommand:
             action="append",
             default=[],
             metavar="SPEC",
-            help="limits such as rss=2GiB,wall=60s,step=0.5s (gpu= where GPU figures exist)",
+            help="limits such as 'rss=2GiB wall=60s step=0.5s' (gpu= where GPU figures exist; commas "
+            "also separate)",
         )
         p.add_argument(
             "--margin",
@@ -74,9 +82,21 @@ class FitCommand:
             help="keep this share of each limit free in the search (default 0%%); the verification "
             "holds the answer to the budget itself",
         )
+        p.add_argument(
+            "--tolerance",
+            default="3%",
+            metavar="PCT",
+            help="stop once a value this much above the answer is over the budget (default 3%%; "
+            "0%% for the exact boundary)",
+        )
         p.add_argument("--min", type=int, default=1, metavar="N", help="the smallest value (default 1)")
         p.add_argument("--max", type=int, metavar="N", help="the largest value (default: no bound)")
-        p.add_argument("--start", type=int, metavar="N", help="the first value tried (default --min)")
+        p.add_argument(
+            "--start",
+            type=int,
+            metavar="N",
+            help="the first value tried (default: the program's own value where it can be read, else --min)",
+        )
         p.add_argument(
             "--arg",
             action="append",
@@ -104,6 +124,9 @@ class FitCommand:
                 check_output(path, what)
         record = fit(plan, None if args.quiet else _progress(plan))
         code = _report(args, record)
+        if record.reason == "interrupted":
+            # the best value so far is printed and saved; the exit says the fit did not finish
+            return INTERRUPTED
         if wanted(args):
             run_what_if(args, plan.target, program, record.value, plan.limits.get("rss"))
         return code
@@ -133,6 +156,12 @@ def _plan(args: argparse.Namespace, program_args: list[str]) -> FitPlan:
         raise UsageError(f"--margin takes a percentage such as 10%, not {args.margin!r}") from None
     if not 0 <= margin < 1:
         raise UsageError("--margin must be at least 0% and below 100%")
+    try:
+        tolerance = parse_percent(args.tolerance)
+    except ValueError:
+        raise UsageError(f"--tolerance takes a percentage such as 3%, not {args.tolerance!r}") from None
+    if not 0 <= tolerance < 0.5:
+        raise UsageError("--tolerance must be at least 0% and below 50%")
     if args.max is not None and args.max < args.min:
         raise UsageError("--max is below --min")
     if args.start is not None and not (
@@ -151,6 +180,7 @@ def _plan(args: argparse.Namespace, program_args: list[str]) -> FitPlan:
         args=program_args,
         templates=list(args.arg),
         margin=margin,
+        tolerance=tolerance,
         low=args.min,
         high=args.max,
         start=args.start,

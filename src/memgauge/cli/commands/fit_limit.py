@@ -29,6 +29,10 @@ class FitLimitCommand:
         "it runs at full speed under; or, with --prove SIZE, run it once under SIZE and say whether it "
         "survived, how much slower it ran than unlimited, and how often it hit the limit."
     )
+    examples: tuple[str, ...] = (
+        "memgauge fit-limit train.py  # smallest surviving and full-speed limits, caches cold",
+        "memgauge fit-limit --prove 300MiB train.py  # one run under 300 MiB: survived? how much slower?",
+    )
     program: Program = "target"
 
     def prepare_parser(self, parser: Parser) -> None:

@@ -47,12 +47,32 @@ class PolicyCommand:
         "Manage a validation service's policies (named budgets submissions are judged by) with an "
         "admin token: set makes or replaces one, e.g. memgauge policy set edge-pc 'rss=512MiB wall=30s'."
     )
+    examples: tuple[str, ...] = (
+        "memgauge policy set edge-pc 'rss=512MiB wall=30s' --description 'the edge PCs'",
+        "memgauge policy set gpu-box 'rss=8GiB gpu=20GiB' --allow-unmeasured  # pass where no GPU is seen",
+        "memgauge policy list  # every policy and its budget",
+    )
     program: Program = "none"
 
     def prepare_parser(self, parser: Parser) -> None:
         parser.add_argument("action", choices=["list", "show", "set", "delete"], help="what to do")
         parser.add_argument("operands", nargs="*", metavar="ARG", help="NAME, and BUDGET for set")
         parser.add_argument("--description", default="", help="set: what the policy is for")
+        parser.add_argument(
+            "--machine", default=None, metavar="NAME", help="set: admit each pass to this machine if it fits"
+        )
+        parser.add_argument(
+            "--rule",
+            choices=["worst", "p99", "p99.9"],
+            default="worst",
+            help="set: the admission's rule (the worst case, or that percentile under random offsets)",
+        )
+        parser.add_argument(
+            "--allow-unmeasured",
+            action="store_true",
+            help="set: accept a limit the server's host cannot measure (a gpu limit without a GPU); "
+            "without it such a run's verdict is unmeasured, never a pass",
+        )
         server_options(parser, "an admin token")
         parser.set_defaults(command="policy")
 
@@ -71,7 +91,13 @@ class PolicyCommand:
                 response = client.request(
                     "PUT",
                     f"/api/v1/policies/{quote(name, safe='')}",
-                    json={"budget": budget, "description": args.description},
+                    json={
+                        "budget": budget,
+                        "description": args.description,
+                        "machine": args.machine,
+                        "rule": args.rule,
+                        "allow_unmeasured": args.allow_unmeasured,
+                    },
                 )
                 made = "created" if response.status_code == 201 else "replaced"
                 say(f"policy {name} {made}: {response.json().get('budget', budget)}\n")
@@ -85,7 +111,9 @@ class PolicyCommand:
 
 def _policy_line(p: Any) -> str:
     description = f"  # {p['description']}" if p.get("description") else ""
-    return f"{p.get('name')}\t{p.get('budget')}{description}"
+    machine = f"\t-> {p['machine']} ({p.get('rule')})" if p.get("machine") else ""
+    allowed = " (unmeasured limits allowed)" if p.get("allow_unmeasured") else ""
+    return f"{p.get('name')}\t{p.get('budget')}{allowed}{machine}{description}"
 
 
 class TokenCommand:
@@ -95,6 +123,11 @@ class TokenCommand:
     description = (
         "Manage a validation service's API tokens with an admin token. create prints the new "
         "token's secret on stdout, the only time it is shown."
+    )
+    examples: tuple[str, ...] = (
+        "memgauge token create ci --role submitter  # the secret on stdout, shown this once",
+        "memgauge token list",
+        "memgauge token revoke 3",
     )
     program: Program = "none"
 

@@ -17,6 +17,11 @@ class RunCommand:
         "tree, its time, its phases and its processes. The report goes to stderr; the "
         "program's stdin, stdout, stderr and exit code are its own."
     )
+    examples: tuple[str, ...] = (
+        "memgauge run train.py --epochs 3  # measure a script; its own options follow it",
+        "memgauge run --json run.json --html run.html -m mypkg.tool  # a module; the profile and its page",
+        "memgauge run -- ./build.sh  # any command, its process tree measured",
+    )
     program: Program = "target"
 
     def prepare_parser(self, parser: Parser) -> None:

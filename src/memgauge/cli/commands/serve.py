@@ -8,12 +8,13 @@ import os
 import socket
 import sys
 
+from memgauge._env import ENV_ADMIN_TOKEN
 from memgauge._errors import ServiceUnavailableError, UsageError
 from memgauge.cli._common import Parser, Program
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge.service import Settings
+    from memgauge.service import FrontLimits, Settings
 
 DEFAULT_PORT = 8000
 
@@ -26,6 +27,10 @@ class ServeCommand:
         "Serve the validation service: an HTTP API and web UI that accept Python "
         "programs, run each sandboxed under memgauge and judge it against a policy. The first "
         "start makes an admin token and writes it to DATA_DIR/admin-token."
+    )
+    examples: tuple[str, ...] = (
+        "memgauge serve  # on 127.0.0.1:8000, SQLite in ./memgauge-data",
+        "memgauge serve --host 0.0.0.0 --db postgresql://memgauge@db/memgauge --workers 2",
     )
     program: Program = "none"
 
@@ -96,9 +101,31 @@ class ServeCommand:
         p.add_argument(
             "--admin-token",
             metavar="TOKEN",
-            default=os.environ.get("MEMGAUGE_ADMIN_TOKEN"),
+            default=os.environ.get(ENV_ADMIN_TOKEN),
             help="an admin token to accept (default $MEMGAUGE_ADMIN_TOKEN; none: one is made at the "
             "first start)",
+        )
+        p.add_argument(
+            "--max-connections",
+            type=int,
+            default=4096,
+            metavar="N",
+            help="connections open at once (default 4096; the open-files limit is raised for them); "
+            "past it a new one closes the oldest still sending its request headers",
+        )
+        p.add_argument(
+            "--max-connections-per-client",
+            type=int,
+            default=128,
+            metavar="N",
+            help="connections open at once from one client address (default 128)",
+        )
+        p.add_argument(
+            "--header-timeout",
+            default="10s",
+            metavar="TIME",
+            help="a connection's request headers must be complete this long after it opened or after "
+            "its last response, else it is closed (default 10s)",
         )
         p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
 
@@ -112,9 +139,10 @@ class ServeCommand:
                 "memgauge serve needs the service extra: pip install 'memgauge[service]' "
                 f"({e.name} is missing)"
             ) from None
-        from memgauge.service import database_url, open_database, prepare_data_dir
+        from memgauge.service import database_url, open_database, prepare_data_dir, run_server
 
         settings = settings_from(args)
+        limits = front_limits(args)
         # the port first: a server that cannot listen must say so before it prints its address or
         # makes a token
         sock = _listen(args.host, args.port)
@@ -129,13 +157,26 @@ class ServeCommand:
             file=sys.stderr,
             flush=True,
         )
-        config = uvicorn.Config(app, log_level=args.log_level, limit_concurrency=MAX_CONNECTIONS)
-        uvicorn.Server(config).run(sockets=[sock])
+        del uvicorn  # imported above only to say early that the extra is missing
+        run_server(app, sock, limits, log_level=args.log_level)
         return 0
 
 
-# connections served at once; past it uvicorn answers 503 at once rather than queueing without end
-MAX_CONNECTIONS = 512
+def front_limits(args: argparse.Namespace) -> FrontLimits:
+    from memgauge._units import parse_seconds
+    from memgauge.service import FrontLimits
+
+    if args.max_connections < 1:
+        raise UsageError("--max-connections must be at least 1")
+    if args.max_connections_per_client < 1:
+        raise UsageError("--max-connections-per-client must be at least 1")
+    try:
+        header = parse_seconds(args.header_timeout)
+    except ValueError:
+        raise UsageError(f"--header-timeout takes a time such as 10s, not {args.header_timeout!r}") from None
+    if header <= 0:
+        raise UsageError("--header-timeout must be above 0")
+    return FrontLimits(args.max_connections, args.max_connections_per_client, header)
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -1,8 +1,9 @@
 """``memgauge submit``: send a program to a validation service, wait for its verdict, exit with it.
 
 Exit codes: 0 within the policy, 1 over it, 2 the program failed or could not be run (or was
-cancelled); 64 usage, 65 the server refused the upload, 69 the server cannot be reached, 77 the
-token is missing or refused.
+cancelled), 3 a limit could not be measured on the server's host and the policy does not allow
+it; 64 usage, 65 the server refused the upload, 69 the server cannot be reached, 77 the token is
+missing or refused.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 import time
 from typing import Any
 
+from memgauge._env import ENV_SERVER, ENV_TOKEN
 from memgauge._errors import (
     PermissionDeniedError,
     RefusedError,
@@ -22,24 +24,25 @@ from memgauge._errors import (
     UsageError,
 )
 from memgauge._files import check_output, write_output
-from memgauge.cli._common import FAILED, OVER_BUDGET, PASSED, Parser, Program, renamed_option, say
+from memgauge.cli._common import FAILED, OVER_BUDGET, PASSED, UNJUDGED, Parser, Program, say
+from memgauge.cli._spelling import renamed_option
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 _FINISHED = ("done", "failed", "cancelled")
-_EXIT = {"pass": PASSED, "fail": OVER_BUDGET, "error": FAILED}
+_EXIT = {"pass": PASSED, "fail": OVER_BUDGET, "error": FAILED, "unmeasured": UNJUDGED}
 
 
 def server_options(p: Parser, token: str) -> None:
     """``--server`` and ``--token``, for every command that talks to the service."""
     p.add_argument(
         "--server",
-        default=os.environ.get("MEMGAUGE_SERVER", DEFAULT_SERVER),
+        default=os.environ.get(ENV_SERVER, DEFAULT_SERVER),
         metavar="URL",
         help=f"the service (default $MEMGAUGE_SERVER or {DEFAULT_SERVER})",
     )
     p.add_argument(
         "--token",
-        default=os.environ.get("MEMGAUGE_TOKEN"),
+        default=os.environ.get(ENV_TOKEN),
         metavar="TOKEN",
         help=f"{token} (default $MEMGAUGE_TOKEN)",
     )
@@ -53,7 +56,13 @@ class SubmitCommand:
     )
     description = (
         "Submit a program to a memgauge validation service, show its progress and "
-        "exit with its verdict: 0 within the policy, 1 over it, 2 the program failed."
+        "exit with its verdict: 0 within the policy, 1 over it, 2 the program failed, 3 a limit "
+        "could not be measured."
+    )
+    examples: tuple[str, ...] = (
+        "memgauge submit train.py --policy edge-pc  # wait for the verdict, exit with it",
+        "memgauge submit project.zip --policy edge-pc --entry main.py -- --epochs 1",
+        "memgauge submit train.py --policy edge-pc --no-wait  # print the id and go",
     )
     program: Program = "after-dashes"
 

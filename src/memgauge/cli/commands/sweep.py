@@ -26,10 +26,11 @@ from memgauge.cli._common import (
     Program,
     color_options,
     default_profile_path,
-    renamed_option,
+    naming,
     run_report_options,
     say,
 )
+from memgauge.cli._spelling import renamed_option
 from memgauge.cli.commands._sweep_run import (
     Progress,
     check_outputs,
@@ -57,6 +58,11 @@ class SweepCommand:
         "growth law of each against each size, predictions, and the largest size under a budget. "
         "Parameters reach the program as environment variables, and as {NAME} in --arg templates "
         "and in the program arguments after --."
+    )
+    examples: tuple[str, ...] = (
+        "memgauge sweep job.py --param N=1e4,3e4,1e5 --predict N=1e7  # growth laws, a prediction",
+        "memgauge sweep job.py --param N=1e4,1e5,1e6 --budget 'rss=8GiB wall=10min'  # the largest N in it",
+        "memgauge sweep --load sweep.json --predict N=1e8  # re-analyse a record, run nothing",
     )
     program: Program = "after-dashes"
 
@@ -92,7 +98,8 @@ class SweepCommand:
             action="append",
             default=[],
             metavar="SPEC",
-            help="limits such as rss=8GiB,wall=10min: report the largest size that fits each",
+            help="limits such as 'rss=8GiB wall=10min' (commas also separate): report the largest size "
+            "that fits each",
         )
         p.add_argument("--policy", metavar="NAME", help="a named budget from memgauge.toml / pyproject.toml")
         p.add_argument(
@@ -161,7 +168,9 @@ class SweepCommand:
 
             if not os.path.exists(args.load):  # exit 66, as for a missing profile (README)
                 raise TargetNotFoundError(f"no such sweep record: {args.load}")
-            return report(args, load_sweep(args.load), limits_of(args))
+            with naming(args.load):
+                record = load_sweep(args.load)
+            return report(args, record, limits_of(args))
         plan = _plan(args, program)
         limits = limits_of(args)
         if args.confirm and not limits:

@@ -16,6 +16,11 @@ class ViewCommand:
         "Report a profile written by 'memgauge run': in the terminal, as markdown or JSON, "
         "or as an HTML file."
     )
+    examples: tuple[str, ...] = (
+        "memgauge view run.json  # the report again, in the terminal",
+        "memgauge view run.json --format md -o report.md  # as markdown, for a pull request",
+        "memgauge view run.json --html report.html  # one offline HTML page",
+    )
     program: Program = "none"
 
     def prepare_parser(self, parser: Parser) -> None:

@@ -10,6 +10,7 @@ from fastapi import APIRouter, File, Form, HTTPException, Query, Request, Upload
 from fastapi import Path as Path_
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
+from memgauge.service import _policies as policy_store
 from memgauge.service import _store as store
 from memgauge.service._api._common import (
     ERRORS,
@@ -101,7 +102,7 @@ def _accept(
         program_args = arguments(args)
     except ValueError as e:
         raise HTTPException(422, str(e)) from None
-    chosen = store.get_policy(db, policy) if is_policy_name(policy) else None
+    chosen = policy_store.get_policy(db, policy) if is_policy_name(policy) else None
     if chosen is None:
         raise HTTPException(422, f"no policy {policy!r}: GET /api/v1/policies lists them")
     error = filename_error(name)
@@ -119,23 +120,31 @@ def _accept(
     error = entry_error(program)
     if error is not None:
         raise HTTPException(422, error)
-    error = quota_error(store.usage(db, token.id), len(data), s.max_queued, s.max_stored_bytes)
-    if error is not None:
-        raise HTTPException(429, error)
-    return store.add_submission(
-        db,
-        store.NewSubmission(
-            owner_id=token.id,
-            policy=chosen.name,
-            budget=chosen.budget,
-            filename=name,
-            kind=info.kind,
-            entry=program,
-            args=program_args,
-            upload=data,
-            prove=chosen.prove,
-        ),
-    )
+
+    def admit(usage: store.Usage) -> str | None:
+        return quota_error(usage, len(data), s.max_queued, s.max_stored_bytes)
+
+    try:
+        return store.add_submission(
+            db,
+            store.NewSubmission(
+                owner_id=token.id,
+                policy=chosen.name,
+                budget=chosen.budget,
+                filename=name,
+                kind=info.kind,
+                entry=program,
+                args=program_args,
+                upload=data,
+                prove=chosen.prove,
+                allow_unmeasured=chosen.allow_unmeasured,
+                machine=chosen.machine,
+                admit_rule=chosen.rule if chosen.machine is not None else None,
+            ),
+            admit,
+        )
+    except store.AdmissionError as e:
+        raise HTTPException(429, str(e)) from None
 
 
 async def _read_limited(file: UploadFile, limit: int) -> bytes:
@@ -263,3 +272,20 @@ def cancel(request: Request, sub_id: SubmissionId, token: User) -> SubmissionOut
     updated = store.request_cancel(database(request), sub_id)
     request.app.state.dispatcher.wake()
     return submission_out(updated or sub)
+
+
+@router.post(
+    "/submissions/{sub_id}/release",
+    response_model=SubmissionOut,
+    tags=["submissions"],
+    responses={**_MISSING, 409: {"model": ErrorOut, "description": "it holds no share of a machine"}},
+)
+def release(request: Request, sub_id: SubmissionId, token: User) -> SubmissionOut:
+    """Free the share of its machine an admitted submission holds: later admissions judge without it."""
+    from memgauge.service import _machines as machines
+
+    sub = visible(request, token, sub_id)
+    db = database(request)
+    if not machines.release(db, sub_id):
+        raise HTTPException(409, f"submission {sub_id} holds no share of a machine")
+    return submission_out(store.get_submission(db, sub_id) or sub)

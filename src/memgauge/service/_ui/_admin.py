@@ -10,10 +10,14 @@ from urllib.parse import urlencode
 from fastapi import Form, HTTPException, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from memgauge.service import _machines as machines
+from memgauge.service import _policies as policy_store
 from memgauge.service import _store as store
 from memgauge.service._models import Policy, Token
 from memgauge.service._rules import (
+    ADMIT_RULES,
     ROLES,
+    admission_error,
     is_admin,
     is_last_admin,
     is_policy_name,
@@ -59,13 +63,25 @@ def _policies_page(
     notice: str | None = None,
     status: int = 200,
 ) -> HTMLResponse:
-    rows = [_policy_row(p) for p in store.list_policies(database(request))]
+    db = database(request)
+    rows = [_policy_row(p) for p in policy_store.list_policies(db)]
     return render(
         request,
         "policies.html",
         {
             "rows": rows,
-            "form": form or {"name": "", "budget": "", "description": "", "prove": ""},
+            "machines": [m.name for m in machines.list_machines(db)],
+            "rules": ADMIT_RULES,
+            "form": form
+            or {
+                "name": "",
+                "budget": "",
+                "description": "",
+                "prove": "",
+                "allow_unmeasured": "",
+                "machine": "",
+                "rule": "worst",
+            },
             "error": error,
             "notice": notice,
         },
@@ -77,13 +93,16 @@ def _policies_page(
 def policies(request: Request, token: User, edit: str | None = None, saved: str | None = None) -> Response:
     form = None
     if edit and is_admin(token):
-        policy = store.get_policy(database(request), edit) if is_policy_name(edit) else None
+        policy = policy_store.get_policy(database(request), edit) if is_policy_name(edit) else None
         if policy is not None:
             form = {
                 "name": policy.name,
                 "budget": policy.budget,
                 "description": policy.description,
                 "prove": "on" if policy.prove else "",
+                "allow_unmeasured": "on" if policy.allow_unmeasured else "",
+                "machine": policy.machine or "",
+                "rule": policy.rule,
             }
     notice = None
     if saved and is_policy_name(saved):
@@ -100,22 +119,38 @@ def policy_put(
     budget: Annotated[str, Form(max_length=_FORM_TEXT)] = "",
     description: Annotated[str, Form(max_length=_FORM_TEXT)] = "",
     prove: Annotated[str, Form(max_length=10)] = "",
+    allow_unmeasured: Annotated[str, Form(max_length=10)] = "",
+    machine: Annotated[str, Form(max_length=1000)] = "",
+    rule: Annotated[str, Form(max_length=100)] = "worst",
 ) -> Response:
     """Create or replace a policy (the API's PUT)."""
     check_csrf(request, csrf)
-    name, budget, proves = name.strip(), budget.strip(), bool(prove)
-    error = policy_error(name, budget, description, proves)
+    db = database(request)
+    name, budget, proves, allows = name.strip(), budget.strip(), bool(prove), bool(allow_unmeasured)
+    error = policy_error(name, budget, description, proves) or admission_error(
+        machine or None, rule, (m.name for m in machines.list_machines(db))
+    )
     if error is not None:
-        form = {"name": name, "budget": budget, "description": description, "prove": "on" if proves else ""}
+        form = {
+            "name": name,
+            "budget": budget,
+            "description": description,
+            "prove": "on" if proves else "",
+            "allow_unmeasured": "on" if allows else "",
+            "machine": machine,
+            "rule": rule,
+        }
         return _policies_page(request, form=form, error=error, status=422)
-    store.put_policy(database(request), name, budget, description, proves)
+    policy_store.put_policy(
+        db, name, budget, description, proves, allow_unmeasured=allows, machine=machine or None, rule=rule
+    )
     return RedirectResponse("/ui/policies?" + urlencode({"saved": name}), status_code=303)
 
 
 @router.post("/ui/policies/{name}/delete")
 def policy_delete(request: Request, name: str, _: Admin, csrf: Csrf = "") -> Response:
     check_csrf(request, csrf)
-    if not is_policy_name(name) or not store.delete_policy(database(request), name):
+    if not is_policy_name(name) or not policy_store.delete_policy(database(request), name):
         raise HTTPException(404, f"no policy {name!r}")
     return RedirectResponse("/ui/policies", status_code=303)
 

@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 from fastapi import HTTPException, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from memgauge.service import _policies as policy_store
 from memgauge.service import _store as store
 from memgauge.service._judge import report_html
 from memgauge.service._models import Submission, Token
@@ -24,6 +25,7 @@ from memgauge.service._rules import (
     listed_owner,
     may_see,
 )
+from memgauge.service._schemas import admission_out
 from memgauge.service._ui._detail import checks, command, proof, sandbox
 from memgauge.service._ui._render import REPORT_CSP, page_router, render
 from memgauge.service._ui._session import Csrf, User, check_csrf, database
@@ -121,7 +123,7 @@ def submissions(
             "filters": filters,
             "statuses": store.STATUSES,
             "verdicts": store.VERDICTS,
-            "policies": [p.name for p in store.list_policies(db)],
+            "policies": [p.name for p in policy_store.list_policies(db)],
             "owners": owners,
             "page_sizes": _PAGE_SIZES,
             "prev_link": prev_link,
@@ -154,6 +156,7 @@ def submission(request: Request, sub_id: str, token: User) -> Response:
             "checks": checks(sub),
             "sandbox": sandbox(sub.sandbox),
             "proof": proof(sub),
+            "admission": admission_out(sub),
             "active": sub.status in _ACTIVE,
             "refresh": _REFRESH_SECONDS if sub.status in _ACTIVE else None,
             "has_report": sub.profile is not None,

@@ -1,0 +1,93 @@
+"""What ``memgauge run`` costs around an empty program: plain ``python noop.py`` and
+``memgauge run -q --json`` on it, interleaved, each repetition running every variant once, so slow
+drift of the machine (other load, page cache) spreads over all of them. Wall time per run (median,
+min), CPU seconds of the whole process tree (mean, min, from ``RUSAGE_CHILDREN``), and the
+profile's own record of memgauge's steps and CPU (``Profile.overhead``, medians).
+
+    .venv/bin/python bench/startup_bench.py                       # 10 repetitions
+    .venv/bin/python bench/startup_bench.py --reps 20 --baseline /tmp/main/src
+
+``--baseline SRC``: also time the memgauge whose package lies under ``SRC`` (a checkout's ``src``,
+compiled: ``python -m compileall SRC``), for a paired comparison on the same machine state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(argv, env=env, check=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--reps", type=int, default=10, help="repetitions (default 10)")
+    p.add_argument("--baseline", metavar="SRC", help="another memgauge's src directory to time beside")
+    args = p.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="startup-bench-"))
+    noop = work / "noop.py"
+    noop.write_text("pass\n")
+    profile = work / "p.json"
+    base_env = dict(os.environ)
+    variants: dict[str, tuple[list[str], dict[str, str]]] = {
+        "plain": ([sys.executable, str(noop)], base_env),
+        "memgauge": (
+            [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(profile), str(noop)],
+            base_env,
+        ),
+    }
+    if args.baseline:
+        variants["baseline"] = (
+            [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(work / "b.json"), str(noop)],
+            {**base_env, "PYTHONPATH": args.baseline},
+        )
+    walls: dict[str, list[float]] = {k: [] for k in variants}
+    cpus: dict[str, list[float]] = {k: [] for k in variants}
+    steps: dict[str, list[float]] = {}
+    own: dict[str, list[float]] = {}
+    for _ in range(args.reps):
+        for name, (command, env) in variants.items():
+            wall, cpu = _timed(command, env)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+            if name == "memgauge":
+                overhead = json.loads(profile.read_text()).get("overhead") or {}
+                for step, seconds in (overhead.get("steps") or {}).items():
+                    steps.setdefault(step, []).append(seconds)
+                for part in overhead.get("cpu") or []:
+                    own.setdefault(part["what"], []).append(part["cpu_seconds"])
+    print(f"{args.reps} repetitions, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print("| variant | wall median s | wall min s | tree CPU mean s | tree CPU min s |")
+    print("|---|---:|---:|---:|---:|")
+    for name in variants:
+        w, c = walls[name], cpus[name]
+        cells = [statistics.median(w), min(w), statistics.mean(c), min(c)]
+        print(f"| {name} | " + " | ".join(f"{x:.3f}" for x in cells) + " |")
+    print(
+        "\nmemgauge's own record (medians, s): "
+        + ", ".join(f"{k} {statistics.median(v):.3f}" for k, v in steps.items())
+    )
+    print(
+        "memgauge's own CPU (medians, s): "
+        + ", ".join(f"{k} {statistics.median(v):.3f}" for k, v in own.items())
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,315 @@
+"""The lines record of a process sampled from outside (``watcher``'s ``_outside``: py-spy), in the
+wire format the in-process sampler writes (``lines.<pid>.json``), so that one reader
+(``_lines_read``) serves both.
+
+Two series are joined in time: the stacks of the process's Python threads, read from outside while
+C code runs (no GIL needed), as spans ``(start, end, frames)`` per native thread id; and the polls
+the runner took of the process meanwhile, ``(t, resident bytes, {tid: (run ns, run delay ns)})``
+(``/proc/PID/statm`` and each thread's ``schedstat``). Between two polls:
+
+* each Python thread's CPU time goes to the lines it was on (split by the time on each), its run
+  delay is *contention*, the rest of the interval *waiting*; CPU of threads without Python frames
+  (BLAS, OpenMP pools) is *native* time of the lines on a CPU meanwhile, else of ``<native>``. The
+  outside reader does not see who holds the GIL: a Python thread's own CPU time is counted as
+  Python, even inside a C call;
+* the change of resident memory goes to the lines of the threads that ran, in proportion to their
+  CPU time (the main thread's line when none ran), through the same ledger (``_ledger``) the
+  in-process sampler keeps: what is still resident, at the peak and at the end, by line.
+
+What only the process itself knows (the imports it made, the line that started each child) comes
+from the passive sampler's own record (``_sampling.PassiveSampler``) and is kept.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+from typing import Any
+
+from memgauge.capture._frames import is_library, is_own
+from memgauge.capture._ledger import Ledger
+from memgauge.capture._lines_write import lines_record, write_lines
+from memgauge.capture._sample_keys import INHERITED_KEY, NATIVE_THREADS_KEY, STARTUP_KEY, UNKNOWN_KEY
+from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON, GROWTH, LINE_STATS, LINES, SAMPLES, WAIT, file_name
+
+Key = tuple[str, int, str]
+# a poll: (t, resident bytes, {native tid: (ns on a CPU, ns runnable without one, running now)})
+Poll = tuple[float, int, dict[int, tuple[int, int, bool]]]
+# a span of one thread: (start, end, frames innermost first)
+Span = tuple[float, float, list[Key]]
+# (keys, CPU ns, queued ns, wall ns) of one thread's line between two polls
+Piece = tuple[list[Key], float, float, float]
+
+CONTENTION = len(LINE_STATS)
+STATS = CONTENTION + 1
+# another interpreter's standard library and packages (the program may run under another Python)
+_LIB_DIR = re.compile(r"/lib(64)?/python\d+\.\d+t?/")
+
+
+def user_keys(frames: list[Key], lib: bool) -> tuple[list[Key], bool]:
+    """The keys to charge, innermost first, as ``_frames.StackReader`` folds them: the user's frames
+    (every frame but memgauge's with ``lib``), else the innermost library frame; and whether a user
+    frame is among them."""
+    keys: list[Key] = []
+    fallback: Key | None = None
+    users = 0  # keys[:users] ends with the outermost user frame seen so far
+    own = False
+    for key in frames:
+        name = key[0]
+        if is_own(name):
+            own = True
+            continue
+        library = is_library(name) or bool(_LIB_DIR.search(name))
+        if not library or lib:
+            keys.append(key)
+            if not library:
+                users, own = len(keys), False
+        elif fallback is None:
+            fallback = key
+    if own and lib:
+        # memgauge's frames outside every user frame: the library frames between them (runpy
+        # running the script) are memgauge's
+        del keys[users:]
+    if not keys and fallback is not None and not own:
+        keys.append(fallback)
+    return keys, users > 0
+
+
+class _Joined:
+    """What ``lines_record`` reads of a sampler, filled from the two series."""
+
+    def __init__(self, pid: int, lib: bool, interval: float, base: Key, first: Poll) -> None:
+        self.pid, self.lib, self.interval, self.base = pid, lib, interval, base
+        self.lines: dict[Key, list[float]] = {}
+        self.ledger = Ledger()
+        self.t_start = self.last_t = first[0]
+        self.rss = first[1]
+        self.ledger.credit(self.ledger.stack_id((base,)), self.rss, self.t_start)
+        self.max_rss, self.peak_t = self.rss, self.t_start
+        self.peak_retained = dict(self.ledger.retained)
+        self.imports: list[list[Any]] = []
+        self.times = self
+        self.started = False  # a stack was read: no longer the interpreter's start-up
+        self.program: tuple[Key, float] | None = None  # the program's key and start (the bootstrap's)
+        self.busy: dict[Key, float] = {}  # each line's CPU / wall over the run (``memory``)
+
+    def record(self, index: object) -> None:  # the main thread's line over time: not kept here
+        return None
+
+    def stats(self, key: Key) -> list[float]:
+        row = self.lines.get(key)
+        if row is None:
+            row = self.lines[key] = [0.0] * STATS
+        return row
+
+    def interval_of(self, a: Poll, b: Poll, pieces: list[Piece]) -> None:
+        """``pieces``: (keys, CPU ns, queued ns, wall ns) of each thread's lines between the polls."""
+        # threads new since ``a`` count from zero: they started within the interval
+        spent = sum(now[0] - a[2].get(tid, (0, 0, False))[0] for tid, now in b[2].items())
+        python = sum(c for _, c, _, _ in pieces)
+        self.started = self.started or bool(pieces)
+        unowned = max(0.0, spent - python)
+        for keys, cpu, queued, wall in pieces:
+            row = self.stats(keys[0])
+            row[CPU_PYTHON] += cpu / 1e9
+            if unowned and python:
+                row[CPU_NATIVE] += unowned * cpu / python / 1e9
+            # unclamped here: an interval read late counts too much CPU, the next too little; the
+            # line's total is clamped at the end
+            row[WAIT] += (wall - cpu - queued) / 1e9
+            row[CONTENTION] += queued / 1e9
+            row[SAMPLES] += wall / max(1.0, (b[0] - a[0]) * 1e9)
+        if unowned and not python:
+            if not self.started:
+                self.stats(self.base)[CPU_PYTHON] += unowned / 1e9  # start-up, before the first stack
+            else:
+                self.stats(NATIVE_THREADS_KEY)[CPU_NATIVE] += unowned / 1e9
+        self.memory(b, pieces)
+
+    def memory(self, b: Poll, pieces: list[Piece]) -> None:
+        t, rss = b[0], b[1]
+        delta = rss - self.rss
+        self.rss, self.last_t = rss, t
+        if delta == 0 or not rss:
+            return
+        # a line that spends its time waiting (a sleep, a lock) hardly makes memory: where a C call
+        # ends and a sleep begins within one poll, its growth is the C call's. So each line's share
+        # of an interval is its CPU there plus its time there at its busy ratio over the whole run
+        weights = [(k, c + w * self.busy.get(k[0], 0.0)) for k, c, _, w in pieces]
+        weights = [(k, x) for k, x in weights if x > 0] or [(k, w) for k, _, _, w in pieces[:1]]
+        if not weights:
+            # no Python line seen: the program once the bootstrap started it (a script over before
+            # py-spy's next sample), else the interpreter's start-up before the first stack read
+            if self.program is not None and t >= self.program[1]:
+                weights = [([self.program[0]], 1.0)]
+            elif not self.started:
+                weights = [([self.base], 1.0)]
+        if delta < 0:
+            self.ledger.release(-delta, t)
+            total = sum(w for _, w in weights)
+            for keys, w in weights:
+                self.stats(keys[0])[GROWTH] += round(delta * w / total) if total else 0
+            return
+        total = sum(w for _, w in weights)
+        if not weights or not total:
+            self.ledger.credit(self.ledger.stack_id((UNKNOWN_KEY,)), delta, t)
+        for keys, w in weights:
+            share = round(delta * w / total) if total else 0
+            self.stats(keys[0])[GROWTH] += share
+            self.ledger.credit(self.ledger.stack_id(tuple(reversed(keys))), share, t)
+        if rss > self.max_rss:
+            self.max_rss, self.peak_t = rss, t
+            self.peak_retained = dict(self.ledger.retained)
+
+
+def _package(frames: list[Key]) -> str:
+    """The installed package a library-only stack runs in: its innermost file's path up to the
+    directory under ``site-packages`` (``.../site-packages/pandas/``); empty when none."""
+    for marker in ("/site-packages/", "/dist-packages/"):
+        for key in frames:
+            i = key[0].find(marker)
+            if i >= 0:
+                j = key[0].find("/", i + len(marker))
+                return key[0][: j + 1] if j > 0 else ""
+    return ""
+
+
+def _cpu_of(
+    overlaps: list[tuple[float, list[Key]]], cpu: float, running0: bool, running1: bool
+) -> list[float]:
+    """A thread's CPU time between two polls, split among the lines it was on (in time order,
+    seconds on each): a thread that ran at the first poll and sleeps at the second ran first, so the
+    CPU goes to its first lines (a C call that ended in the interval, not the sleep after it);
+    one that woke up, to its last; else in proportion to the time on each."""
+    if len(overlaps) < 2 or running0 == running1:
+        covered = sum(d for d, _ in overlaps) or 1.0
+        return [cpu * d / covered for d, _ in overlaps]
+    order = range(len(overlaps)) if running0 else range(len(overlaps) - 1, -1, -1)
+    out = [0.0] * len(overlaps)
+    left = cpu
+    for i in order:
+        take = min(left, overlaps[i][0] * 1e9)
+        out[i] = take
+        left -= take
+    if left > 0:
+        out[order[-1]] += left
+    return out
+
+
+def _pieces(a: Poll, b: Poll, spans: dict[int, list[Span]], lib: bool, main: int) -> list[Piece]:
+    """Each Python thread's lines between polls ``a`` and ``b``, main thread first. A busy thread
+    with no user frame (a library's pool worker: pandas reading a CSV) is charged to the user line
+    waiting for it: that of a thread inside the same package, else the main thread's."""
+    ta, tb = a[0], b[0]
+    wall_ns = (tb - ta) * 1e9
+    # per thread: (keys, has a user frame, frames, CPU ns, queued ns, wall ns) of each of its lines
+    seen: list[tuple[list[Key], bool, list[Key], float, float, float]] = []
+    main_keys: list[Key] | None = None
+    for tid, thread_spans in spans.items():
+        if tid not in b[2]:
+            continue
+        run0, delay0, running0 = a[2].get(tid, b[2][tid])
+        run1, delay1, running1 = b[2][tid]
+        # not clipped to the interval: a poll read late (the poller waited for a CPU) counts its
+        # excess in this interval and its shortfall in the next, and the run's totals stay exact
+        cpu = float(max(run1 - run0, 0))
+        queued = float(max(delay1 - delay0, 0))
+        overlaps = [(min(e, tb) - max(s, ta), f) for s, e, f in thread_spans if s < tb and e > ta]
+        overlaps = [(d, f) for d, f in overlaps if d > 0]
+        covered = sum(d for d, _ in overlaps)
+        for (d, frames), on_cpu in zip(overlaps, _cpu_of(overlaps, cpu, running0, running1), strict=True):
+            keys, user = user_keys(frames, lib)
+            if keys:
+                share = d / covered
+                seen.append((keys, user, frames, on_cpu, queued * share, wall_ns * share))
+                if tid == main and user:
+                    main_keys = keys
+    out: list[Piece] = []
+    for keys, user, frames, cpu, queued, wall in seen:
+        charged = keys
+        if not user and not lib and cpu > 0:
+            package = _package(frames)
+            inside = [
+                k for k, u, f, _, _, _ in seen if u and package and any(x[0].startswith(package) for x in f)
+            ]
+            charged = inside[0] if inside else main_keys or keys
+        out.append((charged, cpu, queued, wall))
+    return out
+
+
+def join_outside_lines(
+    directory: str,
+    pid: int,
+    polls: list[Poll],
+    spans: dict[int, list[Span]],
+    *,
+    lib: bool,
+    interval: float,
+    announced: bool = True,
+) -> bool:
+    """Write ``lines.<pid>.json`` from the outside samples of ``pid`` and its passive record (whose
+    imports and children are kept). False when there is nothing to join (fewer than two polls)."""
+    if len(polls) < 2:
+        return False
+    path = os.path.join(directory, file_name(LINES, pid))
+    passive: dict[str, Any] = {}
+    try:
+        with open(path) as f:
+            passive = json.load(f)
+    except (OSError, ValueError):
+        pass
+    if not passive and not announced:
+        return False  # no memgauge inside it: a fork on its way to exec (a preexec_fn), not sampled
+    if passive.get("lines"):
+        return False  # the process sampled itself (it was not attached in time): its own record stands
+    passive_keys = [tuple(k) for k in passive.get("keys", [])]
+    base = INHERITED_KEY if list(INHERITED_KEY) in passive.get("keys", []) else STARTUP_KEY
+    # spans sorted per thread; the main thread (tid == pid) first: it gets the growth when none ran.
+    # A stack is first seen at the first sample after it began, half a sampling period late on
+    # average: its span is moved that much earlier
+    shift = interval / 2
+    ordered = {
+        tid: sorted((s - shift, e - shift, f) for s, e, f in spans_of)
+        for tid, spans_of in sorted(spans.items(), key=lambda kv: kv[0] != pid)
+    }
+    # the process's own last word (its passive sampler's final write, at exit): what follows is the
+    # interpreter's shutdown freeing everything, which no line of the program did
+    end = passive.get("t_end")
+    if isinstance(end, (int, float)) and passive.get("pid") == pid:
+        polls = [p for p in polls if p[0] <= end] or polls[:2]
+    if len(polls) < 2:
+        return False
+    joined = _Joined(pid, lib, interval, base, polls[0])
+    joined.imports = list(passive.get("imports", []))
+    program = passive.get("program")
+    if isinstance(program, list) and len(program) == 4:
+        joined.program = ((str(program[0]), int(program[1]), str(program[2])), float(program[3]))
+    intervals = [(a, b, _pieces(a, b, ordered, lib, pid)) for a, b in itertools.pairwise(polls)]
+    cpu: dict[Key, float] = {}
+    wall: dict[Key, float] = {}
+    for _, _, pieces in intervals:
+        for stack, c, _, w in pieces:
+            cpu[stack[0]] = cpu.get(stack[0], 0.0) + c
+            wall[stack[0]] = wall.get(stack[0], 0.0) + w
+    joined.busy = {k: min(1.0, cpu[k] / w) for k, w in wall.items() if w > 0}
+    for a, b, pieces in intervals:
+        joined.interval_of(a, b, pieces)
+    for row in joined.lines.values():
+        row[SAMPLES] = round(row[SAMPLES])
+        row[WAIT] = max(0.0, row[WAIT])
+    record = lines_record(joined)  # type: ignore[arg-type]  # duck-typed: what it reads is here
+    keys: list[list[Any]] = record["keys"]
+    index = {tuple(k): i for i, k in enumerate(keys)}
+    children = []
+    for child_pid, key_index in passive.get("children", []):
+        key = passive_keys[key_index]
+        if key not in index:
+            index[key] = len(keys)
+            keys.append(list(key))
+        children.append([child_pid, index[key]])
+    record["children"] = children
+    record["sampler"] = "outside"
+    write_lines(directory, pid, record)
+    return True

@@ -1,0 +1,135 @@
+"""The neutral report document: what a section says, built once, with no format in it.
+
+A section's build function takes a ``Profile`` and returns a ``Section`` (or None: nothing to say,
+so no heading, no blank chart, no "steps 0"): a heading and a note for the page, and blocks,
+each a ``Table`` (columns with roles, how each gives way to a narrow terminal), a ``Paragraph``
+(with a tone), ``Items`` or a ``Chart`` (the HTML page's canvas; the text formats
+have none). One backend per format renders it (``_document_terminal``, ``_document_markdown``,
+``_document_html``), so a table's columns, titles and order are the same in every format.
+
+``SECTIONS`` (in ``_sections``) lists the sections in report order; a new section registers there
+and appears in every format without touching the renderers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from memgauge.model import Profile
+
+# how a column gives way on a narrow terminal (``_layout``'s roles); HTML and Markdown align a
+# figure right and the others left
+Role = Literal["name", "figure", "rest", "words", "path"]
+# "strong": the sentence that matters most; "bad": a problem; "warn": a caution; "dim": a remark
+Tone = Literal["", "strong", "bad", "warn", "dim"]
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    role: Role = "figure"
+    most: int | None = None  # a name's widest
+    least: int = 10  # a name's or a rest's narrowest
+    code: bool = False  # its cells are code (a module's or a file's name): set as code where it can
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows of text under ``columns``; ``title`` above it (the terminal's table title, a bold line
+    in Markdown, a sub-heading on the page); ``optional``: the headers of the columns a narrow
+    terminal may leave out, least useful first; ``cls``: the page's class for it."""
+
+    title: str
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[str, ...], ...]
+    optional: tuple[str, ...] = ()
+    cls: str = ""
+    anchor: str = ""  # the page's id for its title
+
+    def __post_init__(self) -> None:
+        for row in self.rows:
+            if len(row) != len(self.columns):
+                raise ValueError(f"a row of {len(row)} cells under {len(self.columns)} columns")
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    text: str
+    tone: Tone = ""
+    anchor: str = ""  # the page's id for it
+
+
+@dataclass(frozen=True)
+class Items:
+    """Short notes, one a line (a list on the page)."""
+
+    texts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart of the HTML page (its canvas, drawn by the page's script from the page's data)."""
+
+    id: str
+
+
+Block = Table | Paragraph | Items | Chart
+
+
+@dataclass(frozen=True)
+class Section:
+    """What one section says: ``heading`` and ``note`` head it on the page (the text reports are
+    terse: their tables carry their own titles), ``blocks`` in order."""
+
+    heading: str
+    blocks: tuple[Block, ...]
+    note: str = ""
+
+
+Build = Callable[["Profile"], "Section | None"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered section: its anchor, its link in the page's nav (None: no link), its builder."""
+
+    id: str
+    nav: str | None
+    build: Build
+
+
+class Registry:
+    """The report's sections, in report order; every format renders them from here."""
+
+    def __init__(self) -> None:
+        self._entries: list[Entry] = []
+
+    def register(self, id: str, nav: str | None, build: Build) -> None:
+        if any(e.id == id for e in self._entries):
+            raise ValueError(f"two sections with the id {id!r}")
+        self._entries.append(Entry(id, nav, build))
+
+    def remove(self, id: str) -> None:
+        self._entries = [e for e in self._entries if e.id != id]
+
+    @contextmanager
+    def extra(self, id: str, nav: str | None, build: Build) -> Iterator[None]:
+        """A section registered for the duration of the block (a plugin's, a test's)."""
+        self.register(id, nav, build)
+        try:
+            yield
+        finally:
+            self.remove(id)
+
+    def built(self, profile: Profile) -> list[tuple[Entry, Section]]:
+        """Each section with something to say about ``profile``, in order."""
+        out = []
+        for entry in self._entries:
+            section = entry.build(profile)
+            if section is not None and section.blocks:
+                out.append((entry, section))
+        return out

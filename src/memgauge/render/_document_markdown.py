@@ -1,0 +1,33 @@
+"""The report document in Markdown: a table under its title in bold, paragraphs (a strong one in
+bold), notes as a list, charts left out. Blocks are lists of lines, joined by blank lines (a
+table straight under a paragraph's line would take it as its header)."""
+
+from __future__ import annotations
+
+from memgauge.render._document import Chart, Items, Paragraph, Section, Table
+from memgauge.render._format import md_code, md_table, md_text
+
+
+def section_blocks(section: Section) -> list[list[str]]:
+    blocks: list[list[str]] = []
+    for block in section.blocks:
+        if isinstance(block, Table):
+            if block.title:
+                blocks.append([f"**{md_text(block.title)}**"])
+            aligns = ["---:" if c.role == "figure" else ":---" for c in block.columns]
+            rows = [
+                [
+                    md_code(cell) if c.code else md_text(cell)
+                    for c, cell in zip(block.columns, row, strict=True)
+                ]
+                for row in block.rows
+            ]
+            blocks.append(md_table([c.header for c in block.columns], aligns, rows))
+        elif isinstance(block, Paragraph):
+            words = md_text(block.text)
+            blocks.append([f"**{words}**" if block.tone == "strong" else words])
+        elif isinstance(block, Items):
+            blocks.append([f"- {md_text(line)}" for line in block.texts])
+        elif not isinstance(block, Chart):  # a chart is the page's alone
+            raise TypeError(f"no Markdown form for {block!r}")
+    return blocks

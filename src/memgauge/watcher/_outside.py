@@ -1,0 +1,396 @@
+"""Line samples read from outside the measured processes: py-spy reads every Python thread's stack
+from the process's memory, without its GIL, so a line that is one long C call holding the GIL
+(``[2] * n``, ``pickle.loads``, ``bytes(n)``) is seen running, which a sampling thread inside the
+process never is.
+
+``OutsideLines`` runs in the runner, beside the program: it starts ``py-spy record`` (chrome trace
+format: each thread's stack over time, with line numbers; ``-s`` follows the program's Python
+children, ``--idle`` keeps the stacks of threads off a CPU, ``--threads`` names each thread's native
+id) once the first Python process of the run has announced itself (``capture``'s ``OUTSIDE_MARK``),
+and says to it when py-spy reads it (``ATTACHED_MARK``): the program waits for that before its first
+line. Its own thread polls, every ``interval``, each process's resident size and each thread's CPU
+and run-queue time (``schedstat``). Once the program ended, ``finish`` joins the two series into
+each process's ``lines.<pid>.json`` (``capture.join_outside_lines``), where the in-process sampler
+would have written it.
+
+Reading another process needs ptrace rights: ``outside_refusal()`` says why they are missing (Yama's
+``ptrace_scope``, no ``CAP_SYS_PTRACE``); then, or when py-spy is not installed or fails to attach
+(the runner writes ``INSIDE_MARK``), each process samples itself as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from memgauge.capture import ATTACHED_MARK, INSIDE_MARK, OUTSIDE_MARK, join_outside_lines
+from memgauge.watcher._descendants import read_all_children
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+# py-spy's samples per second: 10 ms, the in-process sampler's interval
+RATE = 100
+# polls of /proc kept per process before the interval doubles (bounded memory on long runs)
+POLLS_BEFORE_SLOWER = 6000
+STOP_WAIT = 5.0
+_CAP_SYS_PTRACE = 19
+TRACE_FILE = "outside.trace.json"
+
+Key = tuple[str, int, str]
+
+
+def py_spy_path() -> str | None:
+    """The py-spy binary: the wheel installs it beside this interpreter's scripts."""
+    beside = os.path.join(os.path.dirname(sys.executable), "py-spy")
+    if os.access(beside, os.X_OK):
+        return beside
+    return shutil.which("py-spy")
+
+
+def _has_cap_ptrace() -> bool:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) >> _CAP_SYS_PTRACE & 1)
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def outside_refusal(scope_file: str = "/proc/sys/kernel/yama/ptrace_scope") -> str | None:
+    """Why py-spy, a child of this process, may not read the program (its sibling); None when it
+    may. Yama 1 lets a process read only its descendants, 2 needs CAP_SYS_PTRACE, 3 forbids it."""
+    try:
+        with open(scope_file) as f:
+            scope = int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        scope = 0  # no Yama: same uid is enough
+    if scope >= 3:
+        return "Yama ptrace_scope 3 forbids reading another process"
+    if scope >= 1 and not _has_cap_ptrace():
+        return f"Yama ptrace_scope {scope} and no CAP_SYS_PTRACE"
+    if py_spy_path() is None:
+        return "py-spy is not installed"
+    return None
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+class ProcessPoller:
+    """Reads one process's resident size and its threads' schedstat and state, 100 times a second:
+    the files are kept open and read with ``pread`` (an ``open`` a file a poll cost the runner's
+    poller about four fifths of its time); the thread list is read again every ``RESCAN`` polls."""
+
+    RESCAN = 1
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.statm = os.open(f"/proc/{pid}/statm", os.O_RDONLY | os.O_CLOEXEC)
+        self.threads: dict[int, tuple[int, int]] = {}  # tid -> (schedstat fd, stat fd)
+        self.polls = 0
+
+    def _rescan(self) -> None:
+        try:
+            tids = {int(t) for t in os.listdir(f"/proc/{self.pid}/task")}
+        except OSError:
+            return
+        for tid in set(self.threads) - tids:
+            self._drop(tid)
+        for tid in tids - set(self.threads):
+            try:
+                sched = os.open(f"/proc/{self.pid}/task/{tid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                stat = os.open(f"/proc/{self.pid}/task/{tid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                os.close(sched)
+                continue
+            self.threads[tid] = (sched, stat)
+
+    def _drop(self, tid: int) -> None:
+        for fd in self.threads.pop(tid, ()):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def poll(self) -> tuple[int, dict[int, tuple[int, int, bool]]] | None:
+        """Resident bytes and, per thread, (ns on a CPU, ns runnable without one, whether it is
+        on a CPU or runnable now); None once the process is gone."""
+        try:
+            rss = int(os.pread(self.statm, 64, 0).split()[1]) * _PAGE
+        except (OSError, ValueError, IndexError):
+            return None
+        if self.polls % self.RESCAN == 0:
+            self._rescan()
+        self.polls += 1
+        out: dict[int, tuple[int, int, bool]] = {}
+        for tid, (sched, stat) in list(self.threads.items()):
+            try:
+                run, delay = os.pread(sched, 64, 0).split()[:2]
+                state = os.pread(stat, 512, 0).rpartition(b")")[2][1:2]
+                out[tid] = (int(run), int(delay), state == b"R")
+            except (OSError, ValueError):
+                self._drop(tid)  # the thread ended
+        return rss, out
+
+    def close(self) -> None:
+        for tid in list(self.threads):
+            self._drop(tid)
+        with contextlib.suppress(OSError):
+            os.close(self.statm)
+
+
+class OutsideLines:
+    """py-spy and the /proc poller of one run; ``tick()`` from the runner's loop, ``finish()`` once
+    the program ended."""
+
+    def __init__(
+        self,
+        events_dir: str,
+        root: int,
+        *,
+        lib: bool,
+        interval: float = 0.01,
+        clock: Callable[[], float] = time.monotonic,
+        python: bool = False,
+    ) -> None:
+        self.events_dir, self.root, self.lib, self.interval, self.clock = (
+            events_dir,
+            root,
+            lib,
+            interval,
+            clock,
+        )
+        self.polls: dict[int, list[tuple[float, int, dict[int, tuple[int, int, bool]]]]] = {}
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pollers: dict[int, ProcessPoller] = {}
+        self.origin = 0.0
+        self.failure: str | None = None
+        self.attached = False
+        # the root is this interpreter, exec'd already: py-spy starts at once, attaching while the
+        # interpreter starts, instead of after it announced itself (~0.1 s less of the program's wait)
+        self.announced: set[int] = {root} if python else set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="memgauge-outside-lines", daemon=True)
+        self._thread.start()
+
+    # --- the poller ---------------------------------------------------------------------------
+    def _run(self) -> None:
+        interval = self.interval
+        if self.announced:
+            self._launch_when_announced()
+        while not self._stop.wait(interval):
+            if self.proc is None and self.failure is None:
+                self._launch_when_announced()
+            self.poll()
+            if (
+                max((len(p) for p in self.polls.values()), default=0)
+                > POLLS_BEFORE_SLOWER * interval / self.interval
+            ):
+                interval *= 2
+
+    def poll(self) -> None:
+        pids, todo = [], [self.root]
+        while todo:
+            pid = todo.pop()
+            pids.append(pid)
+            todo.extend(read_all_children(pid))
+        for pid in pids:
+            poller = self.pollers.get(pid)
+            if poller is None:
+                try:
+                    poller = self.pollers[pid] = ProcessPoller(pid)
+                except OSError:
+                    continue
+            # the time of each process's own reading: on a busy machine the walk above, or the
+            # processes before it, can take milliseconds
+            t = self.clock()
+            got = poller.poll()
+            if got is None:
+                poller.close()
+                del self.pollers[pid]
+            else:
+                self.polls.setdefault(pid, []).append((t, got[0], got[1]))
+
+    def _launch_when_announced(self) -> None:
+        try:
+            self.announced.update(_marked(os.listdir(self.events_dir)))
+        except OSError:
+            return
+        if not self.announced:
+            return
+        binary = py_spy_path()
+        if binary is None:
+            self._fail("py-spy is not installed")
+            return
+        argv = [binary, "record", "--nonblocking", "--idle", "--threads", "--subprocesses"]
+        argv += [
+            "--rate",
+            str(RATE),
+            "--format",
+            "chrometrace",
+            "--output",
+            self.trace_path,
+            "--pid",
+            str(self.root),
+        ]
+        self.origin = self.clock()
+        try:
+            self._stderr = open(os.path.join(self.events_dir, "outside.stderr"), "w+b")  # noqa: SIM115 - py-spy's, closed in stop()
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                # to a file, not a pipe nobody reads while it runs: warnings could fill it and stall py-spy
+                stderr=self._stderr,
+                start_new_session=True,  # a terminal's Ctrl-C is the program's, not py-spy's
+                # the runner's threads block the signals its main thread waits for, and py-spy
+                # would inherit that mask: its SIGINT (stop and write the trace) would never come
+                preexec_fn=_unblock_signals,  # noqa: PLW1509 - only a sigmask call, no lock taken
+            )
+        except OSError as e:
+            self._fail(f"py-spy did not start ({e.strerror or e})")
+            return
+        threading.Thread(target=self._watch_output, daemon=True).start()
+
+    @property
+    def trace_path(self) -> str:
+        return os.path.join(self.events_dir, TRACE_FILE)
+
+    def _watch_output(self) -> None:
+        """py-spy prints a line once it reads the program; it exits with an error when it cannot."""
+        proc = self.proc
+        assert proc is not None and proc.stdout is not None
+        for raw in proc.stdout:
+            if b"Sampling process" in raw:
+                self.attached = True
+                self._mark_attached()
+                break
+        else:
+            proc.wait()
+            self._stderr.seek(0)
+            err = self._stderr.read().decode(errors="replace")
+            first = next((line for line in err.splitlines() if line.strip()), "no output")
+            self._fail(f"py-spy could not read the program: {first.strip()}")
+            return
+        for _ in proc.stdout:  # drained, so py-spy never blocks on a full pipe
+            pass
+
+    def _mark_attached(self) -> None:
+        for pid in list(self.announced):
+            with contextlib.suppress(OSError):
+                open(os.path.join(self.events_dir, f"{ATTACHED_MARK}{pid}"), "w").close()
+
+    def _fail(self, why: str) -> None:
+        self.failure = why
+        with contextlib.suppress(OSError):
+            open(os.path.join(self.events_dir, INSIDE_MARK), "w").close()
+        self._mark_attached()
+
+    # --- the end ------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Stop polling and py-spy (it writes its trace as it stops)."""
+        self._stop.set()
+        self._thread.join(timeout=STOP_WAIT)
+        if not self._thread.is_alive():
+            for poller in self.pollers.values():
+                poller.close()
+            self.pollers.clear()
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=STOP_WAIT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc is not None:
+            self._stderr.close()
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.proc is None else self.proc.pid
+
+    def finish(self) -> str:
+        """Join the trace and the polls into each sampled process's lines file. Returns what ran,
+        for the profile: ``py-spy (outside the process)`` or why each process sampled itself."""
+        self.stop()
+        if self.failure is not None:
+            return f"in-process ({self.failure})"
+        if self.proc is None:
+            return "in-process (no Python process announced itself)"
+        try:
+            with open(self.trace_path) as f:
+                events = json.load(f)
+        except (OSError, ValueError) as e:
+            return f"in-process (py-spy wrote no trace: {e})"
+        spans = trace_spans(events, self.origin)
+        with contextlib.suppress(OSError):
+            self.announced.update(_marked(os.listdir(self.events_dir)))
+        # every process py-spy read: a fork child runs no start-up code and never announces itself
+        for pid, threads in spans.items():
+            if pid in self.polls:
+                join_outside_lines(
+                    self.events_dir,
+                    pid,
+                    self.polls.get(pid, []),
+                    threads,
+                    lib=self.lib,
+                    interval=1 / RATE,
+                    announced=pid in self.announced,
+                )
+        return "py-spy (outside the process)"
+
+
+def _marked(names: list[str]) -> set[int]:
+    """The pids of the Python processes that announced themselves (``OUTSIDE_MARK``)."""
+    n = len(OUTSIDE_MARK)
+    return {int(name[n:]) for name in names if name.startswith(OUTSIDE_MARK) and name[n:].isdigit()}
+
+
+def _unblock_signals() -> None:
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
+
+def trace_spans(
+    events: list[dict[str, Any]], origin: float
+) -> dict[int, dict[int, list[tuple[float, float, list[Key]]]]]:
+    """py-spy's chrome trace (``B``/``E`` events per frame, outermost first, each time a thread's
+    stack changed) as spans per process and native thread: (start, end, frames innermost first),
+    times on the runner's monotonic clock (``origin``: when py-spy started)."""
+    stacks: dict[tuple[int, int], list[tuple[str, int, str]]] = {}
+    since: dict[tuple[int, int], float] = {}
+    native: dict[tuple[int, int], int] = {}
+    out: dict[int, dict[int, list[tuple[float, float, list[Key]]]]] = {}
+    for ev in events:
+        who = (int(ev["pid"]), int(ev["tid"]))
+        t = origin + int(ev["ts"]) / 1e6
+        stack = stacks.setdefault(who, [])
+        if t != since.get(who) and who in since:
+            frames = [f for f in stack if f[0]]
+            if frames and who in native:
+                span = (since[who], t, list(reversed(frames)))
+                out.setdefault(who[0], {}).setdefault(native[who], []).append(span)
+        since[who] = t
+        args = ev.get("args") or {}
+        name = str(ev.get("name", ""))
+        if ev.get("ph") == "B":
+            stack.append((str(args.get("filename") or ""), int(args.get("line") or 0), name))
+            if name.startswith("thread (") and who not in native:
+                with contextlib.suppress(ValueError):
+                    native[who] = int(name[len("thread (") :].split(")", maxsplit=1)[0])
+        elif stack:
+            stack.pop()
+    return out

@@ -1,0 +1,89 @@
+"""What ``memgauge run`` costs around the program, on real runs: the profile's timed steps lie
+outside the program's own time (a program that sleeps a known time), memgauge's own CPU is
+reported apart from the program's, and a run loads only what it uses (no other command, no sweep
+or fit record, no NVML without a driver)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SLEEP = 1.0
+SLEEPER = f"""
+import time
+t = time.process_time()
+while time.process_time() - t < 0.3:  # CPU of the program's own, on its main thread
+    pass
+time.sleep({SLEEP})
+"""
+
+
+def test_the_steps_are_outside_the_programs_time(tmp_path: Path) -> None:
+    script = tmp_path / "sleeper.py"
+    script.write_text(SLEEPER)
+    profile_path = tmp_path / "p.json"
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "memgauge", "run", "--json", str(profile_path), str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    outside = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    overhead = json.loads(profile_path.read_text())["overhead"]
+    steps = overhead["steps"]
+    assert list(steps) == ["start-up", "set-up", "bootstrap", "shutdown", "assembly"]
+    assert all(seconds >= 0 for seconds in steps.values())
+    # by construction: the program ran at least 1.3 s between its first line and its last, in no
+    # step; the steps and the program fit in the wall time seen from outside (the start-up's start
+    # is read to the kernel's 10 ms tick)
+    assert sum(steps.values()) + SLEEP + 0.3 <= outside + 0.02
+    assert steps["bootstrap"] > 0 and steps["assembly"] > 0
+    cpu = {c["what"]: c for c in overhead["cpu"]}
+    assert cpu["memgauge process"]["pid"] != cpu["line sampler thread"]["pid"]
+    # the program's 0.3 s of CPU is its own, not memgauge's
+    assert cpu["line sampler thread"]["cpu_seconds"] < 0.3
+    assert "memgauge's own cost:" in proc.stderr
+
+
+# memgauge's command line as the console script runs it, then the modules it had loaded by its end
+LOADED = """
+import json, sys
+from memgauge.cli import main
+sys.argv = ["memgauge", *sys.argv[1:]]
+code = main()
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_a_run_loads_only_what_it_uses(tmp_path: Path) -> None:
+    script = tmp_path / "noop.py"
+    script.write_text("pass\n")
+    argv = ["run", "-q", "--json", str(tmp_path / "p.json"), str(script)]
+    proc = subprocess.run(
+        [sys.executable, "-c", LOADED, *argv], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert {"memgauge.cli.commands.run", "memgauge.runner._assemble", "memgauge.model._profile"} <= loaded
+    never = {
+        "memgauge.cli.commands.serve",
+        "memgauge.cli.commands.sweep",
+        "memgauge.cli.commands.submit",
+        "memgauge.model._sweep",
+        "memgauge.model._fit",
+        "memgauge.analysis._sweep",
+        "memgauge.analysis._compare",
+        "memgauge.render",
+        "platform",
+        "socket",
+    }
+    if not any(os.path.exists(p) for p in ("/proc/driver/nvidia", "/dev/nvidiactl")):
+        never.add("pynvml")
+    assert loaded & never == set()

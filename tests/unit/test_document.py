@@ -1,0 +1,93 @@
+"""The report document (issue 32): a section is built once and every format renders it from the
+one registry; a section with nothing to say is in no format."""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+
+from memgauge.model import Profile, Training, TrainingProcess
+from memgauge.render import HtmlRenderer, MarkdownRenderer, TerminalRenderer
+from memgauge.render._document import Column, Items, Paragraph, Registry, Section, Table
+from memgauge.render._sections import SECTIONS
+from tests.factories import MIB, held, make_profile
+
+
+def _toy(profile: Profile) -> Section | None:
+    if not profile.command:
+        return None
+    table = Table("toy figures", (Column("name", "name"), Column("value")), (("answer", "42 MiB"),))
+    return Section("toy section", (table, Paragraph("the toy says so", "strong"), Items(("a note",))))
+
+
+def _formats(profile: Profile) -> dict[str, str]:
+    return {
+        "terminal": TerminalRenderer(width=100).render(profile),
+        "markdown": MarkdownRenderer().render(profile),
+        "html": html.unescape(HtmlRenderer().render(profile)),
+    }
+
+
+def test_a_registered_section_appears_in_every_format_without_touching_the_renderers() -> None:
+    profile = make_profile()
+    before = _formats(profile)
+    with SECTIONS.extra("toy", "toy", _toy):
+        after = _formats(profile)
+    for name, out in after.items():
+        assert "toy figures" in out and "42 MiB" in out and "the toy says so" in out, name
+        assert "a note" in out and "toy" not in before[name], name
+    assert "**the toy says so**" in after["markdown"] and "| name | value |" in after["markdown"]
+    assert '<section id="toy"><h2>toy section</h2>' in after["html"]
+    assert '<a href="#toy">toy</a>' in after["html"]
+    assert _formats(profile) == before  # gone with its block
+
+
+def test_a_section_with_nothing_to_say_is_in_no_format() -> None:
+    profile = make_profile()
+    with SECTIONS.extra("toy", "toy", _toy):
+        profile.command = []
+        outs = _formats(profile)
+    assert all("toy" not in out for out in outs.values())
+
+
+def test_a_run_without_a_training_loop_has_no_training_section() -> None:
+    # a program with processes and I/O but no step: no "bound by unknown", no "steps 0", no
+    # "processes of the loop", no chart areas
+    profile = make_profile()
+    profile.training = Training(
+        steps=0, processes=[TrainingProcess(pid=41, role="main loop", command="python x.py", cpu_seconds=1.0)]
+    )
+    for name, out in _formats(profile).items():
+        assert "training throughput" not in out and "processes of the loop" not in out, name
+        assert 'id="chart-training' not in out, name  # the page's script names them all
+
+
+def test_the_processes_of_the_loop_have_their_heading_in_every_format() -> None:
+    profile = make_profile()
+    process = TrainingProcess(pid=41, role="main loop", command="python x.py", cpu_seconds=2.0, cpu_share=0.5)
+    profile.training = Training(steps=12, steps_per_second=3.0, bound="compute", processes=[process])
+    title = "processes of the loop (CPU share of each one's lifetime; bytes read and written)"
+    for name, out in _formats(profile).items():
+        assert title in out and "training throughput: bound by compute" in out, name
+
+
+def test_two_sections_may_not_share_an_id_and_a_row_must_fill_its_columns() -> None:
+    registry = Registry()
+    registry.register("a", None, _toy)
+    with pytest.raises(ValueError, match="two sections"):
+        registry.register("a", None, _toy)
+    with pytest.raises(ValueError, match="a row of 1 cells under 2 columns"):
+        Table("t", (Column("a"), Column("b")), (("x",),))
+
+
+def test_inherited_rows_say_they_are_shared_with_the_parent_in_every_format() -> None:
+    # a Pool's forked workers each show their parent's 174 MiB as <inherited>: the rows summed to
+    # 650 MiB against a 302 MiB peak with no word that those pages are shared
+    rows = [held("<inherited>", 0, 174 * MIB, pid=pid) for pid in (42, 43)]
+    profile = make_profile(rss=302 * MIB, attribution=[held("/w/x.py", 5, 170 * MIB), *rows])
+    words = "2 forked processes hold 348 MiB of their parent's memory at fork, pages shared with it"
+    for name, out in _formats(profile).items():
+        assert words in " ".join(out.split()), name
+        assert "the rows sum to 518 MiB against a peak of 302 MiB" in " ".join(out.split()), name
+    assert "forked" not in _formats(make_profile(attribution=[held("/w/x.py", 5, 170 * MIB)]))["terminal"]

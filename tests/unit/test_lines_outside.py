@@ -1,0 +1,103 @@
+"""The outside line sampler's pure parts: py-spy's chrome trace read as spans per thread, the join
+of spans and /proc polls into the lines wire record (read back by the one reader), and the ptrace
+checks. Built by construction: no process is started."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memgauge.capture import join_outside_lines, read_lines
+from memgauge.watcher import outside_refusal
+from memgauge.watcher._outside import trace_spans
+
+MIB = 1 << 20
+USER = "/work/app/train.py"
+LIB = "/usr/lib/python3.11/site-packages/numpy/core/numeric.py"
+
+
+def _event(
+    ph: str, ts_us: int, name: str, filename: str = "", line: int = 0, tid: int = 77
+) -> dict[str, object]:
+    return {
+        "ph": ph,
+        "ts": ts_us,
+        "pid": 10,
+        "tid": tid,
+        "name": name,
+        "cat": "py-spy",
+        "args": {"filename": filename, "line": line},
+    }
+
+
+def test_a_chrome_trace_becomes_spans_per_native_thread_innermost_first() -> None:
+    events = [
+        _event("B", 0, "thread (10)"),
+        _event("B", 0, "<module>", USER, 3),
+        _event("B", 0, "ones", LIB, 9),
+        _event("E", 20_000, "ones", LIB, 9),
+        _event("E", 20_000, "<module>", USER, 3),
+        _event("B", 20_000, "<module>", USER, 4),
+        _event("E", 50_000, "<module>", USER, 4),
+        _event("E", 50_000, "thread (10)"),
+    ]
+    spans = trace_spans(events, origin=100.0)
+    assert list(spans) == [10] and list(spans[10]) == [10]
+    (s1, e1, f1), (s2, e2, f2) = spans[10][10]
+    assert (s1, e1, s2, e2) == (100.0, 100.02, 100.02, 100.05)
+    assert f1 == [(LIB, 9, "ones"), (USER, 3, "<module>")]  # the pseudo-frame of the thread dropped
+    assert f2 == [(USER, 4, "<module>")]
+
+
+def _poll(
+    t: float, rss: int, run_ms: float, running: bool
+) -> tuple[float, int, dict[int, tuple[int, int, bool]]]:
+    return (t, rss, {10: (int(run_ms * 1e6), 0, running)})
+
+
+def test_the_join_charges_growth_to_the_line_running_in_c_and_none_to_the_sleep(tmp_path: Path) -> None:
+    # line 3 allocates 200 MiB over 100 ms on a CPU (one C call), line 4 sleeps 100 ms
+    polls = [_poll(0.0, 50 * MIB, 0, True)]
+    for i in range(1, 11):
+        polls.append(_poll(i * 0.01, (50 + 20 * i) * MIB, i * 10, True))
+    for i in range(11, 21):
+        polls.append(_poll(i * 0.01, 250 * MIB, 100, False))
+    spans = {10: [(0.0, 0.1, [(LIB, 9, "ones"), (USER, 3, "<module>")]), (0.1, 0.2, [(USER, 4, "<module>")])]}
+    assert join_outside_lines(str(tmp_path), 10, polls, spans, lib=False, interval=0.0)
+    record = json.loads((tmp_path / "lines.10.json").read_text())
+    assert record["sampler"] == "outside"
+    data = read_lines(str(tmp_path), 0.0)
+    by_line = {s.line: s for s in data.lines if s.file == USER}
+    assert by_line[3].resident_growth_bytes == 200 * MIB
+    assert by_line[4].resident_growth_bytes == 0
+    assert abs(by_line[3].cpu_python_seconds - 0.1) < 1e-6 and by_line[4].cpu_python_seconds == 0
+    assert abs(by_line[4].wait_seconds - 0.1) < 1e-6
+    peak = {(a.file, a.line): a.bytes for a in data.attribution}
+    assert peak[(USER, 3)] == 200 * MIB
+
+
+def test_a_process_that_sampled_itself_keeps_its_own_record(tmp_path: Path) -> None:
+    own = {
+        "v": 2,
+        "pid": 10,
+        "t_end": 1.0,
+        "keys": [[USER, 3, "f"]],
+        "lines": [[0, 0.1, 0, 0, 5, 1]],
+        "stacks": {},
+        "peak": {"rss": 1, "retained": []},
+        "series": [],
+        "imports": [],
+    }
+    (tmp_path / "lines.10.json").write_text(json.dumps(own))
+    polls = [_poll(0.0, MIB, 0, True), _poll(0.01, 2 * MIB, 10, True)]
+    assert not join_outside_lines(str(tmp_path), 10, polls, {10: []}, lib=False, interval=0.01)
+    assert json.loads((tmp_path / "lines.10.json").read_text()) == own
+
+
+def test_yama_scopes_that_forbid_reading_a_sibling_are_named(tmp_path: Path) -> None:
+    scope = tmp_path / "ptrace_scope"
+    scope.write_text("3\n")
+    assert outside_refusal(str(scope)) == "Yama ptrace_scope 3 forbids reading another process"
+    scope.write_text("0\n")
+    assert outside_refusal(str(scope)) in (None, "py-spy is not installed")
+    assert outside_refusal(str(tmp_path / "absent")) in (None, "py-spy is not installed")
