@@ -83,7 +83,9 @@ def test_a_changed_switch_interval_does_not_make_python_code_native(tmp_path: Pa
     rows = [s for s in profile["lines"] if s["file"] == str(script) and s["line"] in (5, 6)]
     py = sum(s["cpu_python_seconds"] for s in rows)
     native = sum(s["cpu_native_seconds"] for s in rows)
-    assert py >= 0.8 * (py + native) and py > 0.8, rows
+    # and none of it lost: a sample takes the GIL from the loop several times (up to 100 ms each),
+    # and the stretch from the last sample to the program's end was dropped (0.72-1.45 s of 1.5)
+    assert py >= 0.8 * (py + native) and py + native >= 1.35, rows
 
 
 def test_sampling_never_imports_the_programs_own_modules(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import threading
+import time
 import weakref
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from memgauge.analysis._leaks import fit_growth
 from memgauge.analysis._lines import _is_library_path
 from memgauge.capture._bytecode import stalled_line
 from memgauge.capture._sampler import STARTUP_KEY, Sampler
+from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON
 
 MIB = 1 << 20
 
@@ -253,3 +255,40 @@ def test_the_samplers_own_cpu_time_is_charged_to_no_line(tmp_path: Path) -> None
     # its own CPU clock is read by a (negative) clock id: once it was never taken off, and went
     # to the lines running native code, or to "<native>" (all of it here: charged ~ own)
     assert own > 0 and after - before < 0.25 * own, (after - before, own)
+
+
+def _burn(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def test_the_stretch_before_the_programs_return_goes_to_the_line_last_seen(tmp_path: Path) -> None:
+    # the main thread's CPU from its last sample to the program's return: no later sample sees its
+    # line (the exit handlers run memgauge's frames), and it was lost (0.7 s of a 1.5 s loop under
+    # a 100 ms switch interval); here the next sample sees another line of this test, which is
+    # where it went before
+    s = Sampler(str(tmp_path))
+    s.sample()
+    seen = next(k for k in s.lines if k[0] == __file__)
+    _burn(0.3)
+    s.program_returned()
+    s.sample()
+    cpu = s.lines[seen][CPU_PYTHON] + s.lines[seen][CPU_NATIVE]
+    assert cpu >= 0.27, {k: v[:2] for k, v in s.lines.items()}
+    s.close()
+
+
+def test_the_bootstraps_library_frames_before_the_program_are_start_up(tmp_path: Path) -> None:
+    # runpy reading memgauge's bootstrap before any frame of memgauge's is on the stack: its growth
+    # went to importlib's get_data, with runpy's frames, in 2 runs of 10 with --lib
+    runpy_keys = [("<frozen importlib._bootstrap_external>", 1130, "get_data"), ("<frozen runpy>", 159, "f")]
+    s = _sampler(tmp_path)
+    assert s._outside_program(runpy_keys, None) == (runpy_keys, None)  # not the bootstrap: kept
+    s.bootstrap = True
+    assert s._outside_program(runpy_keys, None) == ([STARTUP_KEY], None)
+    user = [("/work/main.py", 3, "<module>")]
+    assert s._outside_program(user, None) == (user, None)
+    s.program_key = ("/work/main.py", 0, "<module>")  # the program started: its library frames count
+    assert s._outside_program(runpy_keys, None) == (runpy_keys, None)
+    s.close()

@@ -126,7 +126,7 @@ def _program_done() -> None:
 
     sampler = _sampling.active_sampler()
     if sampler is not None:
-        sampler.program_done = True
+        sampler.program_returned()
 
 
 def _module_file(name: str) -> str | None:

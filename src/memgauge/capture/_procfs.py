@@ -8,6 +8,7 @@ where every imported module adds to the footprint being measured.
 from __future__ import annotations
 
 import os
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -125,12 +126,30 @@ def thread_cpu_clock(tid: int) -> int:
 class ThreadState:
     """One thread of this process, as the line sampler follows it."""
 
-    __slots__ = ("clock", "cpu_ns", "stat_fd")
+    __slots__ = ("clock", "cpu_ns", "read_ns", "stat_fd")
 
     def __init__(self, tid: int) -> None:
         self.clock = thread_cpu_clock(tid)
         self.cpu_ns = 0
+        self.read_ns = 0  # time.monotonic_ns() at the last read of cpu_ns; 0: never read
         self.stat_fd = -1
+
+    def cpu_since(self, first_ns: float) -> float:
+        """The thread's CPU time since its last read, in ns, at most the wall time since that
+        read (``first_ns`` at the first read). The bound is the read's own span, not the
+        sample's: the sampler reads a thread's clock some time after its sample's clock, and
+        that delay moves (reading /proc lets go of the GIL, and the program runs up to a switch
+        interval), so a bound on the sample's span cut off CPU time that no later sample got
+        back: a thread under a 100 ms switch interval lost up to half of its time."""
+        try:
+            now_ns = time.clock_gettime_ns(self.clock)
+        except OSError:
+            return 0.0
+        read_ns = time.monotonic_ns()
+        span = read_ns - self.read_ns if self.read_ns else first_ns
+        cpu = float(min(max(now_ns - self.cpu_ns, 0), span))
+        self.cpu_ns, self.read_ns = now_ns, read_ns
+        return cpu
 
 
 class OwnThreads:

@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     # a Python thread in a sample: its keys, its CPU ns, whether native, where it is blocked
     # (code, instruction) when it ran and then blocked (its growth was made before the block), and
     # the ns it spent runnable without a CPU
-    Seen = tuple[list[Key], float, bool, "tuple[CodeType, int] | None", float]
+    Position = tuple[CodeType, int] | None
+    Seen = tuple[list[Key], float, bool, Position, float]
 
 INTERVAL = 0.01
 # the aggregate is written at most every FLUSH_SECONDS, and at most 2% of the time (a process
@@ -115,6 +116,14 @@ class Sampler:
         # set by the bootstrap as it starts the program, and ``program_done`` once its code returned
         self.program_key: Key = base_key
         self.program_done = False
+        # the main thread's CPU clock when the program's code returned (``program_returned``), and
+        # its keys and kind in the last sample that saw it on the program's code: the stretch
+        # from that sample to the return is charged to them (``_tail``)
+        self.returned_cpu_ns = -1
+        self.last_main: tuple[list[Key], bool] | None = None
+        # the process is memgauge's bootstrap (``python -m memgauge.capture._child``): until it
+        # names the program, the main thread runs start-up
+        self.bootstrap = False
         # threads whose Thread object holds a stale native_id: the thread that forked, in the child
         self.native_ids: dict[int, int] = {}
         if base_key is INHERITED_KEY:
@@ -171,7 +180,7 @@ class Sampler:
         # one Seen per Python thread, the main thread first: it gets what belongs to no thread
         seen: list[Seen] = []
         stall: list[Key] | None = None
-        python_cpu = 0.0
+        python_cpu = self._tail(active)
         alive: set[int] = set()
         # the main thread's user line: what a busy library thread with no user frame of its own (a
         # pool's worker: pandas reading a CSV, a ThreadPoolExecutor running a library call) is
@@ -181,23 +190,15 @@ class Sampler:
             main_keys = None
         for ident, own_keys, own_position in stacks:
             keys, position = own_keys, own_position
-            if ident == self.main_ident and self.program_done and self.frames.kind(keys[0][0]) != USER:
-                keys, position = [self.program_key], None  # its code returned: shutdown is not a line
-            tid = self.native_ids.get(ident)
-            if tid is None:
-                thread = active.get(ident)
-                tid = getattr(thread, "native_id", None) if thread is not None else None
+            if ident == self.main_ident:
+                keys, position = self._outside_program(keys, position)
+            tid = self._native_id(ident, active)
             cpu, native, blocked, queued = 0.0, False, None, 0.0
             if tid is not None:
                 alive.add(tid)
                 state = self.threads.state(tid)
-                try:
-                    now_ns = time.clock_gettime_ns(state.clock)
-                except OSError:
-                    now_ns = state.cpu_ns
-                cpu = float(min(max(now_ns - state.cpu_ns, 0), wall_ns))
-                state.cpu_ns = now_ns
-                queued = float(min(self.delays.delta(tid), wall_ns - cpu))
+                cpu = state.cpu_since(wall_ns)
+                queued = float(min(self.delays.delta(tid), max(wall_ns - cpu, 0.0)))
                 if cpu > 0 and main_keys is not None and self.frames.kind(keys[0][0]) == LIBRARY:
                     keys, position = list(main_keys), None
                 if cpu > 0:
@@ -217,6 +218,8 @@ class Sampler:
                         stall = keys
             if ident == self.main_ident:
                 seen.insert(0, (keys, cpu, native, blocked, queued))
+                if keys[0] != self.program_key:
+                    self.last_main = (keys, native)
             else:
                 seen.append((keys, cpu, native, blocked, queued))
         self.threads.keep(alive)
@@ -249,6 +252,59 @@ class Sampler:
         if stall is not None:
             self._stalled_peak(t, stall)
         self._memory(t, rss, seen)
+
+    def _outside_program(self, keys: list[Key], position: Position) -> tuple[list[Key], Position]:
+        """What the main thread's stack stands for before and after the program's own code."""
+        if self.program_done and self.frames.kind(keys[0][0]) != USER:
+            return [self.program_key], None  # its code returned: shutdown is not a line
+        if (
+            self.bootstrap
+            and self.program_key == STARTUP_KEY
+            and all(self.frames.kind(k[0]) != USER for k in keys)
+        ):
+            # runpy loading the bootstrap, before any frame of memgauge's is on the stack: the
+            # library frames seen then are memgauge's start-up, not the program's
+            return [STARTUP_KEY], None
+        return keys, position
+
+    def _native_id(self, ident: int, active: dict[int, threading.Thread]) -> int | None:
+        tid = self.native_ids.get(ident)
+        if tid is None:
+            thread = active.get(ident)
+            tid = getattr(thread, "native_id", None) if thread is not None else None
+        return tid
+
+    def program_returned(self) -> None:
+        """Called by the main thread as the program's code returns: the CPU time it spent since
+        the last sample that saw it is the program's, although no sample can see its line any
+        more (the exit handlers run memgauge's frames). Left out, a program ending on a long
+        stretch lost it: up to a whole interval, and a switch interval of 100 ms puts seconds
+        between samples of a busy thread."""
+        self.returned_cpu_ns = time.thread_time_ns()
+        self.program_done = True
+
+    def _tail(self, active: dict[int, threading.Thread]) -> float:
+        """The main thread's CPU time from its last read to the program's return, charged to the
+        line the last sample saw it on, in ns (0.0 once charged). What it ran after the return
+        is read as any thread's, later."""
+        mark, last = self.returned_cpu_ns, self.last_main
+        if mark < 0 or last is None or self.main_ident is None:
+            return 0.0
+        tid = self._native_id(self.main_ident, active)
+        if tid is None:
+            return 0.0
+        self.returned_cpu_ns = -1
+        state = self.threads.state(tid)
+        if not state.read_ns:
+            return 0.0
+        cpu = float(max(0, min(mark - state.cpu_ns, time.monotonic_ns() - state.read_ns)))
+        state.cpu_ns = max(state.cpu_ns, mark)
+        keys, native = last
+        stats = self.lines.get(keys[0])
+        if stats is None:
+            stats = self.lines[keys[0]] = [0.0] * STATS
+        stats[CPU_NATIVE if native else CPU_PYTHON] += cpu / 1e9
+        return cpu
 
     def _stalled_peak(self, t: float, keys: list[Key]) -> None:
         """A thread kept the GIL through a long C operation: the process may have peaked and

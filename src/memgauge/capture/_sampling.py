@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import _thread
 import os
+import sys
 
 from memgauge._env import ENV_EVENTS_DIR, ENV_LINES, ENV_LINES_OUTSIDE
+from memgauge.capture._events import BOOTSTRAP_MODULE
 from memgauge.capture._frames import forked_to_exec
 from memgauge.capture._lines_write import lines_record, write_lines
 from memgauge.capture._sample_keys import INHERITED_KEY, STARTUP_KEY
@@ -195,7 +197,10 @@ def start_from_env() -> Sampler | None:
         return None
     outside = os.environ.get(ENV_LINES_OUTSIDE, "")
     passive = bool(outside) and _read_from_outside(directory, outside)
-    return start_sampler(directory, lib=mode == "lib", passive=passive)
+    sampler = start_sampler(directory, lib=mode == "lib", passive=passive)
+    if sampler is not None:
+        sampler.bootstrap = getattr(sys, "orig_argv", [])[1:3] == ["-m", BOOTSTRAP_MODULE]
+    return sampler
 
 
 def _read_from_outside(directory: str, runner: str) -> bool:
