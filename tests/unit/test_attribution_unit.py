@@ -16,6 +16,7 @@ from memgauge.analysis._leaks import fit_growth
 from memgauge.analysis._lines import _is_library_path
 from memgauge.capture._bytecode import stalled_line
 from memgauge.capture._sampler import STARTUP_KEY, Sampler
+from memgauge.capture._sampler_memory import charge_memory
 from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON
 
 MIB = 1 << 20
@@ -79,7 +80,7 @@ def test_growth_no_sampled_line_explains_is_the_programs_once_it_started(tmp_pat
     program = ("/work/main.py", 0, "<module>")
     after.program_key = program
     for s in (before, after):
-        s._memory(5.0, s.rss + 20 * MIB, [])
+        charge_memory(s, 5.0, s.rss + 20 * MIB, [])
     first = {before.ledger.stacks[sid][-1]: n for sid, n in before.ledger.retained.items()}
     second = {after.ledger.stacks[sid][-1]: n for sid, n in after.ledger.retained.items()}
     assert first == {STARTUP_KEY: before.rss}  # before the program: start-up's, as always

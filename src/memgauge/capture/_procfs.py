@@ -151,6 +151,15 @@ class ThreadState:
         self.cpu_ns, self.read_ns = now_ns, read_ns
         return cpu
 
+    def cpu_until(self, mark_ns: int) -> float:
+        """The thread's CPU time from its last read to ``mark_ns`` (its CPU clock then, read by the
+        thread itself), in ns; the clock's reading moves to the mark. 0.0 before a first read."""
+        if not self.read_ns:
+            return 0.0
+        cpu = float(max(0, min(mark_ns - self.cpu_ns, time.monotonic_ns() - self.read_ns)))
+        self.cpu_ns = max(self.cpu_ns, mark_ns)
+        return cpu
+
 
 class OwnThreads:
     """The threads of this process seen so far, by native id: each one's CPU clock, and whether it

@@ -33,15 +33,16 @@ import sys
 import threading
 import time
 
-from memgauge.capture._bytecode import blocked_keys, stalled_keys
+from memgauge.capture._bytecode import stalled_keys
 from memgauge.capture._frames import LIBRARY, USER, StackReader
 from memgauge.capture._ledger import Ledger
 from memgauge.capture._line_times import LineTimes
 from memgauge.capture._lines_write import lines_record, write_lines
-from memgauge.capture._procfs import OwnThreads, parse_high_water, thread_cpu_clock
-from memgauge.capture._sample_keys import INHERITED_KEY, NATIVE_THREADS_KEY, OWN_KEY, STARTUP_KEY, UNKNOWN_KEY
+from memgauge.capture._procfs import OwnThreads, thread_cpu_clock
+from memgauge.capture._sample_keys import INHERITED_KEY, NATIVE_THREADS_KEY, STARTUP_KEY
+from memgauge.capture._sampler_memory import CONTENTION, STATS, charge_memory, stalled_peak
 from memgauge.capture._sched import RunDelays, off_cpu_in_syscall, run_delay
-from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON, GROWTH, LINE_STATS, SAMPLES, WAIT
+from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON, SAMPLES, WAIT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,8 +69,6 @@ FLUSH_SHARE = 0.02
 PEAK_RISE = 1.25
 PEAK_PASSED = 1.05
 _PAGE = os.sysconf("SC_PAGE_SIZE")
-CONTENTION = len(LINE_STATS)  # a line's time runnable without a CPU, after its LINE_STATS
-STATS = CONTENTION + 1
 
 
 class Sampler:
@@ -226,7 +225,7 @@ class Sampler:
         self.delays.keep(alive)
         self.times.add(t, wall, stacks, self.main_ident)
         if not seen:
-            self._memory(t, rss, [])
+            charge_memory(self, t, rss, [])
             return
         # CPU of threads without Python frames (BLAS, OpenMP): native time of the lines that run
         # native code now, else of no line
@@ -250,8 +249,8 @@ class Sampler:
                 stats = self.lines[NATIVE_THREADS_KEY] = [0.0] * STATS
             stats[CPU_NATIVE] += unowned / 1e9
         if stall is not None:
-            self._stalled_peak(t, stall)
-        self._memory(t, rss, seen)
+            stalled_peak(self, t, stall)
+        charge_memory(self, t, rss, seen)
 
     def _outside_program(self, keys: list[Key], position: Position) -> tuple[list[Key], Position]:
         """What the main thread's stack stands for before and after the program's own code."""
@@ -275,11 +274,9 @@ class Sampler:
         return tid
 
     def program_returned(self) -> None:
-        """Called by the main thread as the program's code returns: the CPU time it spent since
-        the last sample that saw it is the program's, although no sample can see its line any
-        more (the exit handlers run memgauge's frames). Left out, a program ending on a long
-        stretch lost it: up to a whole interval, and a switch interval of 100 ms puts seconds
-        between samples of a busy thread."""
+        """Called by the main thread as the program's code returns: its CPU time since the last
+        sample that saw it is the program's, though no later sample sees its line (the exit
+        handlers run memgauge's frames); left out, up to an interval was lost (``_tail``)."""
         self.returned_cpu_ns = time.thread_time_ns()
         self.program_done = True
 
@@ -291,68 +288,14 @@ class Sampler:
         if mark < 0 or last is None or self.main_ident is None:
             return 0.0
         tid = self._native_id(self.main_ident, active)
-        if tid is None:
-            return 0.0
         self.returned_cpu_ns = -1
-        state = self.threads.state(tid)
-        if not state.read_ns:
-            return 0.0
-        cpu = float(max(0, min(mark - state.cpu_ns, time.monotonic_ns() - state.read_ns)))
-        state.cpu_ns = max(state.cpu_ns, mark)
+        cpu = self.threads.state(tid).cpu_until(mark) if tid is not None else 0.0
         keys, native = last
         stats = self.lines.get(keys[0])
         if stats is None:
             stats = self.lines[keys[0]] = [0.0] * STATS
         stats[CPU_NATIVE if native else CPU_PYTHON] += cpu / 1e9
         return cpu
-
-    def _stalled_peak(self, t: float, keys: list[Key]) -> None:
-        """A thread kept the GIL through a long C operation: the process may have peaked and
-        come down again before the sampler could look. The kernel's high-water mark says how
-        high; the growth above the last sample is charged to the line that held the GIL."""
-        try:
-            if self.status < 0:
-                self.status = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
-            hwm = parse_high_water(os.pread(self.status, 4096, 0))
-        except OSError:
-            return
-        if hwm > self.max_rss and hwm > self.rss:
-            snapshot = dict(self.ledger.retained)
-            sid = self.ledger.stack_id(tuple(reversed(keys)))
-            snapshot[sid] = snapshot.get(sid, 0) + hwm - self.rss
-            self.max_rss, self.peak_t, self.peak_retained = hwm, t, snapshot
-
-    def _memory(self, t: float, rss: int, seen: list[Seen]) -> None:
-        delta = rss - self.rss
-        self.rss = rss
-        if delta == 0 or not rss:
-            return
-        weights = [(keys, cpu) for keys, cpu, _, _, _ in seen if cpu > 0] or [
-            (keys, 1.0) for keys, _, _, _, _ in seen[:1]
-        ]
-        total = sum(w for _, w in weights)
-        if delta > 0:
-            if not weights:
-                # before the program's first line: start-up; once the bootstrap has started the
-                # program (``program_key``), the program's file (it ran to its end between samples)
-                if not self.lines:
-                    sid = self.ledger.stack_id((self.program_key,))
-                else:
-                    sid = self.ledger.stack_id((OWN_KEY if self.frames.own_running else UNKNOWN_KEY,))
-                self.ledger.credit(sid, delta, t)
-            grown = [(blocked_keys(k, b), c) for k, c, _, b, _ in seen if c > 0] or weights
-            for keys, w in grown:
-                share = round(delta * w / total)
-                self.lines.setdefault(keys[0], [0.0] * STATS)[GROWTH] += share
-                self.ledger.credit(self.ledger.stack_id(tuple(reversed(keys))), share, t)
-            if rss > self.max_rss:
-                self.max_rss = rss
-                self.peak_t = t
-                self.peak_retained = dict(self.ledger.retained)
-        else:
-            for keys, w in weights:
-                self.lines[keys[0]][GROWTH] += round(delta * w / total)
-            self.ledger.release(-delta, t)
 
     # --- output ----------------------------------------------------------------------------
     def _peak_unwritten(self) -> bool:

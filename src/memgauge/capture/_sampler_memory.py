@@ -1,0 +1,72 @@
+"""The line sampler's memory side (``_sampler``): each sample's change of resident memory charged to
+the lines that ran, and the kernel's high-water mark where a C call holding the GIL may have peaked
+unseen. Functions of the sampler's state; only small modules, as ``_sampler`` (imported into every
+measured process)."""
+
+from __future__ import annotations
+
+import os
+
+from memgauge.capture._bytecode import blocked_keys
+from memgauge.capture._procfs import parse_high_water
+from memgauge.capture._sample_keys import OWN_KEY, UNKNOWN_KEY
+from memgauge.capture._wire import GROWTH, LINE_STATS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.capture._sampler import Key, Sampler, Seen
+
+CONTENTION = len(LINE_STATS)  # a line's time runnable without a CPU, after its LINE_STATS
+STATS = CONTENTION + 1
+
+
+def stalled_peak(s: Sampler, t: float, keys: list[Key]) -> None:
+    """A thread kept the GIL through a long C operation: the process may have peaked and
+    come down again before the sampler could look. The kernel's high-water mark says how
+    high; the growth above the last sample is charged to the line that held the GIL."""
+    try:
+        if s.status < 0:
+            s.status = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
+        hwm = parse_high_water(os.pread(s.status, 4096, 0))
+    except OSError:
+        return
+    if hwm > s.max_rss and hwm > s.rss:
+        snapshot = dict(s.ledger.retained)
+        sid = s.ledger.stack_id(tuple(reversed(keys)))
+        snapshot[sid] = snapshot.get(sid, 0) + hwm - s.rss
+        s.max_rss, s.peak_t, s.peak_retained = hwm, t, snapshot
+
+
+def charge_memory(s: Sampler, t: float, rss: int, seen: list[Seen]) -> None:
+    """The change of resident memory since the last sample, charged to the lines of the threads
+    that ran, in proportion to their CPU time, and the peak's ledger kept."""
+    delta = rss - s.rss
+    s.rss = rss
+    if delta == 0 or not rss:
+        return
+    weights = [(keys, cpu) for keys, cpu, _, _, _ in seen if cpu > 0] or [
+        (keys, 1.0) for keys, _, _, _, _ in seen[:1]
+    ]
+    total = sum(w for _, w in weights)
+    if delta > 0:
+        if not weights:
+            # before the program's first line: start-up; once the bootstrap has started the
+            # program (``program_key``), the program's file (it ran to its end between samples)
+            if not s.lines:
+                sid = s.ledger.stack_id((s.program_key,))
+            else:
+                sid = s.ledger.stack_id((OWN_KEY if s.frames.own_running else UNKNOWN_KEY,))
+            s.ledger.credit(sid, delta, t)
+        grown = [(blocked_keys(k, b), c) for k, c, _, b, _ in seen if c > 0] or weights
+        for keys, w in grown:
+            share = round(delta * w / total)
+            s.lines.setdefault(keys[0], [0.0] * STATS)[GROWTH] += share
+            s.ledger.credit(s.ledger.stack_id(tuple(reversed(keys))), share, t)
+        if rss > s.max_rss:
+            s.max_rss = rss
+            s.peak_t = t
+            s.peak_retained = dict(s.ledger.retained)
+    else:
+        for keys, w in weights:
+            s.lines[keys[0]][GROWTH] += round(delta * w / total)
+        s.ledger.release(-delta, t)
