@@ -49,7 +49,9 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         import joblib
 
-        joblib.dump(np.ones(10_000_000), directory / "array.joblib")
+        # as big as the other lines' (36 million doubles): a load of 80 MB took ~20 ms, two of
+        # py-spy's samples, and a stall of its sampling thread missed it whole (2 runs of 14)
+        joblib.dump(np.ones(36_000_000), directory / "array.joblib")
     except ImportError:
         pass
     return directory

@@ -14,6 +14,17 @@ import time
 
 import numpy as np
 
+# imported before the first line measured: an import is busy Python code, and a C call right after
+# it has no sleep before it (the change between two busy lines is as precise as py-spy's timing)
+try:
+    import pandas as pd
+except ImportError:
+    pd = None
+try:
+    import joblib
+except ImportError:
+    joblib = None
+
 N = 36_000_000  # list items: 8 bytes each (a pointer to one shared small int)
 PAUSE = 0.25
 
@@ -44,18 +55,10 @@ def work(directory: str, mode: str) -> None:
     raw = b"x" * 300_000_000  # LINE: bytes
     truth["bytes"] = len(raw)
     time.sleep(PAUSE)
-    try:
-        import pandas as pd
-    except ImportError:
-        pd = None
     if pd is not None:
         frame = pd.read_csv(os.path.join(directory, "data.csv"))  # LINE: csv
         truth["csv"] = int(frame.memory_usage(deep=True).sum())
         time.sleep(PAUSE)
-    try:
-        import joblib
-    except ImportError:
-        joblib = None
     if joblib is not None:
         loaded = joblib.load(os.path.join(directory, "array.joblib"))  # LINE: joblib
         truth["joblib"] = loaded.nbytes

@@ -76,6 +76,29 @@ def test_the_join_charges_growth_to_the_line_running_in_c_and_none_to_the_sleep(
     assert peak[(USER, 3)] == 200 * MIB
 
 
+def test_a_c_calls_stack_seen_late_gets_its_growth_from_the_kernels_counters(tmp_path: Path) -> None:
+    # truth: line 2 sleeps 0-0.2 s, line 3 allocates 400 MiB on a CPU 0.2-0.4 s, line 4 sleeps to
+    # 0.6 s; py-spy's trace has every change 30 ms late (its sampling thread stalled): without the
+    # threads' CPU counters, 60 MiB went to the sleeps
+    polls = []
+    for i in range(61):
+        t = i * 0.01
+        on = min(max(t - 0.2, 0.0), 0.2)  # seconds on a CPU so far
+        polls.append(_poll(t, int(50 * MIB + on * 2000 * MIB), on * 1000, 0.2 < t <= 0.4))
+    late = 0.03
+    spans = {
+        10: [
+            (0.0, 0.2 + late, [(USER, 2, "<module>")]),
+            (0.2 + late, 0.4 + late, [(LIB, 9, "ones"), (USER, 3, "<module>")]),
+            (0.4 + late, 0.6, [(USER, 4, "<module>")]),
+        ]
+    }
+    assert join_outside_lines(str(tmp_path), 10, polls, spans, lib=False, interval=0.0)
+    by_line = {s.line: s for s in read_lines(str(tmp_path), 0.0).lines if s.file == USER}
+    assert by_line[3].resident_growth_bytes >= 0.97 * 400 * MIB, by_line
+    assert abs(by_line[3].cpu_python_seconds - 0.2) < 0.01, by_line
+
+
 def test_a_process_that_sampled_itself_keeps_its_own_record(tmp_path: Path) -> None:
     own = {
         "v": 2,

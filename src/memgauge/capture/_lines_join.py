@@ -44,6 +44,11 @@ Piece = tuple[list[Key], float, float, float]
 
 CONTENTION = len(LINE_STATS)
 STATS = CONTENTION + 1
+# py-spy's stack changes land up to ~50 ms off the kernel's counters (its trace's times are when
+# its main thread handled a sample; its sampling thread runs late under load): a change between an
+# idle and a busy line is moved to the thread's start or stop of running within this much of it
+SNAP = 0.05
+IDLE, BUSY = 0.3, 0.7  # a line's CPU share over the run, below which it waits, above which it runs
 # another interpreter's standard library and packages (the program may run under another Python)
 _LIB_DIR = re.compile(r"/lib(64)?/python\d+\.\d+t?/")
 
@@ -164,6 +169,17 @@ class _Joined:
             self.peak_retained = dict(self.ledger.retained)
 
 
+def _busy(intervals: list[tuple[Poll, Poll, list[Piece]]]) -> dict[Key, float]:
+    """Each line's CPU time over its wall time, over the run."""
+    cpu: dict[Key, float] = {}
+    wall: dict[Key, float] = {}
+    for _, _, pieces in intervals:
+        for stack, c, _, w in pieces:
+            cpu[stack[0]] = cpu.get(stack[0], 0.0) + c
+            wall[stack[0]] = wall.get(stack[0], 0.0) + w
+    return {k: min(1.0, cpu[k] / w) for k, w in wall.items() if w > 0}
+
+
 def _package(frames: list[Key]) -> str:
     """The installed package a library-only stack runs in: its innermost file's path up to the
     directory under ``site-packages`` (``.../site-packages/pandas/``); empty when none."""
@@ -239,6 +255,50 @@ def _pieces(a: Poll, b: Poll, spans: dict[int, list[Span]], lib: bool, main: int
     return out
 
 
+def _edge(polls: list[Poll], tid: int, t: float, rising: bool) -> float | None:
+    """The time near ``t`` (within ``SNAP``) at which thread ``tid`` started (``rising``) or
+    stopped running, from its CPU time between polls: in the first poll interval where its CPU
+    share crosses one half, it ran from the interval's end back (rising) or from its start on."""
+    before: float | None = None
+    for a, b in itertools.pairwise(polls):
+        if b[0] < t - SNAP or tid not in a[2] or tid not in b[2]:
+            continue
+        if a[0] > t + SNAP:
+            break
+        cpu = (b[2][tid][0] - a[2][tid][0]) / 1e9
+        share = cpu / max(b[0] - a[0], 1e-9)
+        if before is not None and (before < 0.5 <= share if rising else share < 0.5 <= before):
+            return b[0] - min(cpu, b[0] - a[0]) if rising else a[0] + min(cpu, b[0] - a[0])
+        before = share
+    return None
+
+
+def snap_spans(
+    spans: list[Span], polls: list[Poll], tid: int, busy: dict[Key, float], lib: bool
+) -> list[Span]:
+    """``spans`` with each change between a waiting line and a running one (by ``busy``, each line's
+    CPU share over the run) moved to where the kernel's counters say the thread started or stopped
+    running: a C call's growth is then not charged to the sleep beside it."""
+    out = list(spans)
+    for i in range(1, len(out)):
+        (s0, e0, f0), (s1, e1, f1) = out[i - 1], out[i]
+        if e0 != s1:
+            continue
+        k0, k1 = user_keys(f0, lib)[0], user_keys(f1, lib)[0]
+        if not k0 or not k1 or k0[0] == k1[0]:
+            continue
+        b0, b1 = busy.get(k0[0], 0.5), busy.get(k1[0], 0.5)
+        if b0 < IDLE < BUSY < b1:
+            edge = _edge(polls, tid, s1, rising=True)
+        elif b1 < IDLE < BUSY < b0:
+            edge = _edge(polls, tid, s1, rising=False)
+        else:
+            continue
+        if edge is not None and s0 < edge < e1:
+            out[i - 1], out[i] = (s0, edge, f0), (edge, e1, f1)
+    return out
+
+
 def join_outside_lines(
     directory: str,
     pid: int,
@@ -287,13 +347,10 @@ def join_outside_lines(
     if isinstance(program, list) and len(program) == 4:
         joined.program = ((str(program[0]), int(program[1]), str(program[2])), float(program[3]))
     intervals = [(a, b, _pieces(a, b, ordered, lib, pid)) for a, b in itertools.pairwise(polls)]
-    cpu: dict[Key, float] = {}
-    wall: dict[Key, float] = {}
-    for _, _, pieces in intervals:
-        for stack, c, _, w in pieces:
-            cpu[stack[0]] = cpu.get(stack[0], 0.0) + c
-            wall[stack[0]] = wall.get(stack[0], 0.0) + w
-    joined.busy = {k: min(1.0, cpu[k] / w) for k, w in wall.items() if w > 0}
+    busy = _busy(intervals)
+    ordered = {tid: snap_spans(spans_of, polls, tid, busy, lib) for tid, spans_of in ordered.items()}
+    intervals = [(a, b, _pieces(a, b, ordered, lib, pid)) for a, b in itertools.pairwise(polls)]
+    joined.busy = _busy(intervals)
     for a, b, pieces in intervals:
         joined.interval_of(a, b, pieces)
     for row in joined.lines.values():
