@@ -356,7 +356,7 @@ def join_outside_lines(
     for row in joined.lines.values():
         row[SAMPLES] = round(row[SAMPLES])
         row[WAIT] = max(0.0, row[WAIT])
-    record = lines_record(joined)  # type: ignore[arg-type]  # duck-typed: what it reads is here
+    record = lines_record(joined)
     keys: list[list[Any]] = record["keys"]
     index = {tuple(k): i for i, k in enumerate(keys)}
     children = []

@@ -18,9 +18,35 @@ from memgauge.capture._wire import LINE_STATS, LINES, VERSION, WIRE_VERSION, fil
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, Protocol
 
-    from memgauge.capture._sampler import Key, Sampler
+    from memgauge.capture._ledger import Ledger
+
+    Key = tuple[str, int, str]
+
+    class Times(Protocol):
+        def record(self, index: Callable[[Key], int]) -> dict[str, object] | None: ...
+
+    class Aggregate(Protocol):
+        """What a lines record is written from: the in-process sampler (``_sampler.Sampler``) or
+        the join of outside samples (``_lines_join``); no import of either (no circle)."""
+
+        pid: int
+        t_start: float
+        last_t: float
+        interval: float
+        lib: bool
+        max_rss: int
+        peak_t: float
+        peak_retained: dict[int, int]
+        imports: list[list[Any]]
+        ledger: Ledger
+        lines: dict[Key, list[float]]
+
+        @property
+        def times(self) -> Times: ...
+
 
 # only lines retaining at least this much at the end carry a time series (for leak detection)
 SERIES_MIN_BYTES = 1 << 20
@@ -28,7 +54,7 @@ SERIES_MIN_BYTES = 1 << 20
 _INF = float("inf")
 
 
-def lines_record(sampler: Sampler) -> dict[str, Any]:
+def lines_record(sampler: Aggregate) -> dict[str, Any]:
     """The sampler's aggregate as the wire format's lines record: keys numbered in order of first
     use, rows positional (``_wire.LINE_ROW`` and the other ``*_ROW`` names)."""
     keys: dict[Key, int] = {}

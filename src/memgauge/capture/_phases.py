@@ -29,11 +29,20 @@ from memgauge.capture._wire import EV_HWM_RESET, EV_PHASE_END, EV_PHASE_START
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, TypeVar, overload
+    from typing import Any, Protocol, TypeVar, overload
 
-    from memgauge.capture._protocols import MemorySource, PhaseSink
+    from memgauge.capture._protocols import MemorySource
 
     F = TypeVar("F", bound=Callable[..., Any])
+
+    class PhaseSink(Protocol):
+        """Where phases go as they start and end (the events file, or an in-process profile)."""
+
+        def phase_started(self, phase: OpenPhase, high_water_before: int) -> None: ...
+
+        def phase_ended(self, closed: ClosedPhase) -> None: ...
+
+        def high_water_reset(self, high_water_before: int) -> None: ...
 
 
 class ProcSelfSource:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from memgauge.capture._phases import ClosedPhase, OpenPhase
-
 
 class MemorySource(Protocol):
     """Where resident figures of the current process come from; tests inject exact ones."""
@@ -16,11 +14,3 @@ class MemorySource(Protocol):
     def high_water(self) -> int: ...
 
     def reset_high_water(self) -> bool: ...
-
-
-class PhaseSink(Protocol):
-    def phase_started(self, phase: OpenPhase, high_water_before: int) -> None: ...
-
-    def phase_ended(self, closed: ClosedPhase) -> None: ...
-
-    def high_water_reset(self, high_water_before: int) -> None: ...

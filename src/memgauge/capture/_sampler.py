@@ -47,15 +47,9 @@ from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON, SAMPLES, WAIT
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from types import CodeType
     from typing import Any
 
-    Key = tuple[str, int, str]
-    # a Python thread in a sample: its keys, its CPU ns, whether native, where it is blocked
-    # (code, instruction) when it ran and then blocked (its growth was made before the block), and
-    # the ns it spent runnable without a CPU
-    Position = tuple[CodeType, int] | None
-    Seen = tuple[list[Key], float, bool, Position, float]
+    from memgauge.capture._sampler_memory import Key, Position, Seen
 
 INTERVAL = 0.01
 # the aggregate is written at most every FLUSH_SECONDS, and at most 2% of the time (a process

@@ -14,7 +14,33 @@ from memgauge.capture._wire import GROWTH, LINE_STATS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge.capture._sampler import Key, Sampler, Seen
+    from types import CodeType
+    from typing import Protocol
+
+    from memgauge.capture._frames import StackReader
+    from memgauge.capture._ledger import Ledger
+
+    Key = tuple[str, int, str]
+    # a Python thread in a sample: its keys, its CPU ns, whether native, where it is blocked
+    # (code, instruction) when it ran and then blocked (its growth was made before the block), and
+    # the ns it spent runnable without a CPU
+    Position = tuple[CodeType, int] | None
+    Seen = tuple[list[Key], float, bool, Position, float]
+
+    class Sampler(Protocol):
+        """What of ``_sampler.Sampler`` these functions read and write (no import of it: no
+        circle)."""
+
+        rss: int
+        max_rss: int
+        peak_t: float
+        peak_retained: dict[int, int]
+        status: int
+        ledger: Ledger
+        lines: dict[Key, list[float]]
+        program_key: Key
+        frames: StackReader
+
 
 CONTENTION = len(LINE_STATS)  # a line's time runnable without a CPU, after its LINE_STATS
 STATS = CONTENTION + 1
