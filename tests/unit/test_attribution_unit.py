@@ -287,7 +287,7 @@ def test_the_bootstraps_library_frames_before_the_program_are_start_up(tmp_path:
     s = _sampler(tmp_path)
     assert s._outside_program(runpy_keys, None) == (runpy_keys, None)  # not the bootstrap: kept
     s.bootstrap = True
-    assert s._outside_program(runpy_keys, None) == ([STARTUP_KEY], None)
+    assert s._outside_program(runpy_keys, None) == ([], None)  # not seen: start-up
     user = [("/work/main.py", 3, "<module>")]
     assert s._outside_program(user, None) == (user, None)
     s.program_key = ("/work/main.py", 0, "<module>")  # the program started: its library frames count

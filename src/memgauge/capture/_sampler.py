@@ -185,6 +185,8 @@ class Sampler:
             keys, position = own_keys, own_position
             if ident == self.main_ident:
                 keys, position = self._outside_program(keys, position)
+                if not keys:
+                    continue  # memgauge's start-up: as its own frames, not seen
             tid = self._native_id(ident, active)
             cpu, native, blocked, queued = 0.0, False, None, 0.0
             if tid is not None:
@@ -256,8 +258,10 @@ class Sampler:
             and all(self.frames.kind(k[0]) != USER for k in keys)
         ):
             # runpy loading the bootstrap, before any frame of memgauge's is on the stack: the
-            # library frames seen then are memgauge's start-up, not the program's
-            return [STARTUP_KEY], None
+            # library frames seen then are memgauge's start-up, not the program's. Not seen, as
+            # memgauge's own frames: a line of ``<startup>`` would count as the program's first
+            # (``charge_memory``), and a script over before the next sample lost its bytes
+            return [], None
         return keys, position
 
     def _native_id(self, ident: int, active: dict[int, threading.Thread]) -> int | None:
