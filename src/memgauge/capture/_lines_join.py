@@ -22,6 +22,7 @@ from the passive sampler's own record (``_sampling.PassiveSampler``) and is kept
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import os
@@ -255,12 +256,15 @@ def _pieces(a: Poll, b: Poll, spans: dict[int, list[Span]], lib: bool, main: int
     return out
 
 
-def _edge(polls: list[Poll], tid: int, t: float, rising: bool) -> float | None:
+def _edge(polls: list[Poll], times: list[float], tid: int, t: float, rising: bool) -> float | None:
     """The time near ``t`` (within ``SNAP``) at which thread ``tid`` started (``rising``) or
-    stopped running, from its CPU time between polls: in the first poll interval where its CPU
-    share crosses one half, it ran from the interval's end back (rising) or from its start on."""
+    stopped running, from its CPU time between polls (``times``: theirs, for a bisection: a run
+    has thousands of such changes): in the first poll interval where its CPU share crosses one
+    half, it ran from the interval's end back (rising) or from its start on."""
     before: float | None = None
-    for a, b in itertools.pairwise(polls):
+    first = max(0, bisect.bisect_left(times, t - SNAP) - 1)
+    for i in range(first, len(polls) - 1):
+        a, b = polls[i], polls[i + 1]
         if b[0] < t - SNAP or tid not in a[2] or tid not in b[2]:
             continue
         if a[0] > t + SNAP:
@@ -280,6 +284,7 @@ def snap_spans(
     CPU share over the run) moved to where the kernel's counters say the thread started or stopped
     running: a C call's growth is then not charged to the sleep beside it."""
     out = list(spans)
+    times = [p[0] for p in polls]
     for i in range(1, len(out)):
         (s0, e0, f0), (s1, e1, f1) = out[i - 1], out[i]
         if e0 != s1:
@@ -289,9 +294,9 @@ def snap_spans(
             continue
         b0, b1 = busy.get(k0[0], 0.5), busy.get(k1[0], 0.5)
         if b0 < IDLE < BUSY < b1:
-            edge = _edge(polls, tid, s1, rising=True)
+            edge = _edge(polls, times, tid, s1, rising=True)
         elif b1 < IDLE < BUSY < b0:
-            edge = _edge(polls, tid, s1, rising=False)
+            edge = _edge(polls, times, tid, s1, rising=False)
         else:
             continue
         if edge is not None and s0 < edge < e1:
