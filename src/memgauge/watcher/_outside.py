@@ -13,10 +13,9 @@ and run-queue time (``schedstat``). Once the program ended, ``finish`` joins the
 each process's ``lines.<pid>.json`` (``capture.join_outside_lines``), where the in-process sampler
 would have written it.
 
-Reading another process needs ptrace rights: ``outside_refusal()`` says why they are missing (Yama's
-``ptrace_scope``, no ``CAP_SYS_PTRACE``); then, or when py-spy is not installed or fails to attach
-(the runner writes ``INSIDE_MARK``), each process samples itself as before.
-"""
+Where py-spy may not read the program (``outside_refusal()``: Yama's ``ptrace_scope``, no
+``CAP_SYS_PTRACE``, Python 3.10, no py-spy) or fails to attach (the runner writes ``INSIDE_MARK``),
+each process samples itself as before."""
 
 from __future__ import annotations
 
@@ -44,6 +43,7 @@ POLLS_BEFORE_SLOWER = 6000
 STOP_WAIT = 5.0
 _CAP_SYS_PTRACE = 19
 TRACE_FILE = "outside.trace.json"
+OLD_PYTHON = "Python before 3.11: py-spy sees no native thread ids"
 
 Key = tuple[str, int, str]
 
@@ -69,7 +69,9 @@ def _has_cap_ptrace() -> bool:
 
 def outside_refusal(scope_file: str = "/proc/sys/kernel/yama/ptrace_scope") -> str | None:
     """Why py-spy, a child of this process, may not read the program (its sibling); None when it
-    may. Yama 1 lets a process read only its descendants, 2 needs CAP_SYS_PTRACE, 3 forbids it."""
+    may. Yama 1 lets a process read only its descendants, 2 needs CAP_SYS_PTRACE, 3 forbids it.
+    Before 3.11 py-spy names a thread by its pthread handle alone, which the join cannot match
+    with the thread's CPU counters by native id: no line would be charged."""
     try:
         with open(scope_file) as f:
             scope = int(f.read().strip() or 0)
@@ -79,6 +81,8 @@ def outside_refusal(scope_file: str = "/proc/sys/kernel/yama/ptrace_scope") -> s
         return "Yama ptrace_scope 3 forbids reading another process"
     if scope >= 1 and not _has_cap_ptrace():
         return f"Yama ptrace_scope {scope} and no CAP_SYS_PTRACE"
+    if sys.version_info < (3, 11):
+        return OLD_PYTHON
     if py_spy_path() is None:
         return "py-spy is not installed"
     return None
