@@ -215,7 +215,24 @@ def _cpu_of(
     return out
 
 
-def _pieces(a: Poll, b: Poll, spans: dict[int, list[Span]], lib: bool, main: int) -> list[Piece]:
+def _starts(spans: dict[int, list[Span]]) -> dict[int, list[float]]:
+    """Each thread's span starts, for ``_within``'s bisection."""
+    return {tid: [s for s, _, _ in spans_of] for tid, spans_of in spans.items()}
+
+
+def _within(spans: list[Span], starts: list[float], ta: float, tb: float) -> list[tuple[float, list[Key]]]:
+    """How long each of a thread's spans lasted between ``ta`` and ``tb``, with its frames. The
+    spans follow one another (one thread's stack over time): those in the interval are found by
+    bisection, not by a scan of the run's every span per interval (quadratic in the run's length)."""
+    lo = max(0, bisect.bisect_right(starts, ta) - 1)
+    hi = bisect.bisect_left(starts, tb, lo)
+    overlaps = [(min(e, tb) - max(s, ta), f) for s, e, f in spans[lo:hi]]
+    return [(d, f) for d, f in overlaps if d > 0]
+
+
+def _pieces(
+    a: Poll, b: Poll, spans: dict[int, list[Span]], starts: dict[int, list[float]], lib: bool, main: int
+) -> list[Piece]:
     """Each Python thread's lines between polls ``a`` and ``b``, main thread first. A busy thread
     with no user frame (a library's pool worker: pandas reading a CSV) is charged to the user line
     waiting for it: that of a thread inside the same package, else the main thread's."""
@@ -233,8 +250,7 @@ def _pieces(a: Poll, b: Poll, spans: dict[int, list[Span]], lib: bool, main: int
         # excess in this interval and its shortfall in the next, and the run's totals stay exact
         cpu = float(max(run1 - run0, 0))
         queued = float(max(delay1 - delay0, 0))
-        overlaps = [(min(e, tb) - max(s, ta), f) for s, e, f in thread_spans if s < tb and e > ta]
-        overlaps = [(d, f) for d, f in overlaps if d > 0]
+        overlaps = _within(thread_spans, starts[tid], ta, tb)
         covered = sum(d for d, _ in overlaps)
         for (d, frames), on_cpu in zip(overlaps, _cpu_of(overlaps, cpu, running0, running1), strict=True):
             keys, user = user_keys(frames, lib)
@@ -351,10 +367,12 @@ def join_outside_lines(
     program = passive.get("program")
     if isinstance(program, list) and len(program) == 4:
         joined.program = ((str(program[0]), int(program[1]), str(program[2])), float(program[3]))
-    intervals = [(a, b, _pieces(a, b, ordered, lib, pid)) for a, b in itertools.pairwise(polls)]
+    starts = _starts(ordered)
+    intervals = [(a, b, _pieces(a, b, ordered, starts, lib, pid)) for a, b in itertools.pairwise(polls)]
     busy = _busy(intervals)
     ordered = {tid: snap_spans(spans_of, polls, tid, busy, lib) for tid, spans_of in ordered.items()}
-    intervals = [(a, b, _pieces(a, b, ordered, lib, pid)) for a, b in itertools.pairwise(polls)]
+    starts = _starts(ordered)
+    intervals = [(a, b, _pieces(a, b, ordered, starts, lib, pid)) for a, b in itertools.pairwise(polls)]
     joined.busy = _busy(intervals)
     for a, b, pieces in intervals:
         joined.interval_of(a, b, pieces)
