@@ -131,8 +131,7 @@ def emulate(
 def _emulated_run(
     target: Target, c: MachineChoice, param: str, fixed: dict[str, Value], metric: str
 ) -> tuple[float | None, str]:
-    from memgauge.cli._plan_verify import quiet_program
-    from memgauge.runner import RunOptions, run_program
+    from memgauge.runner import RunOptions, quiet_program, run_program
     from memgauge.watcher import create_cpu_group
 
     group, reason = create_cpu_group(c.shape.cores)

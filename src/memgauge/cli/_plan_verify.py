@@ -3,10 +3,8 @@ verifying runs (``--verify``) of the members together at the offsets the plan as
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
-import sys
 from dataclasses import replace
 
 from memgauge._errors import UsageError
@@ -14,7 +12,7 @@ from memgauge.cli._common import load_profile, say
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Sequence
 
     from memgauge.analysis import PlanInput
     from memgauge.model import MaxCopies, PlanRecord, PlanRun, Profile
@@ -58,26 +56,8 @@ def read_inputs(
     return out, sorted(roots)
 
 
-@contextlib.contextmanager
-def quiet_program() -> Iterator[None]:
-    """The measured program's stdout and stderr (which it shares with memgauge) to /dev/null."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    fd_out, fd_err = os.dup(1), os.dup(2)
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        os.dup2(null, 2)
-        yield
-    finally:
-        os.dup2(fd_out, 1)
-        os.dup2(fd_err, 2)
-        for fd in (fd_out, fd_err, null):
-            os.close(fd)
-
-
 def _measure(target: object) -> Profile:
-    from memgauge.runner import RunOptions, Target, run_program
+    from memgauge.runner import RunOptions, Target, quiet_program, run_program
 
     assert isinstance(target, Target)
     with quiet_program():

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         evict_page_cache,
         fit_limit,
         prove_limit,
+        quiet_program,
         trial_of,
     )
     from memgauge.runner._inprocess import profile
@@ -36,6 +37,7 @@ _NAMES = {
     "FitResult": "_fit",
     "Proof": "_fit",
     "prove_limit": "_fit",
+    "quiet_program": "_fit",
     "Trial": "_fit",
     "trial_of": "_fit",
     "HardLimits": "_runner",  # isolation's, as _runner imports it
@@ -63,6 +65,7 @@ __all__ = [
     "process_started",
     "profile",
     "prove_limit",
+    "quiet_program",
     "run_program",
     "run_together",
     "trial_of",

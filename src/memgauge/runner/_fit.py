@@ -155,7 +155,7 @@ def trial(
         evict_page_cache(roots)
     enforce = HardLimits(wall_seconds=wall_cap) if wall_cap is not None else None
     options = RunOptions(cgroup="auto", memory_limit_bytes=limit_bytes, lines="off", env=env, enforce=enforce)
-    with _quiet():
+    with quiet_program():
         profile = run_program(target, options)
     return trial_of(profile, limit_bytes, cold=cold, expect=expect)
 
@@ -239,8 +239,9 @@ class Proof:
 
 
 @contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """The program's stdout and stderr to /dev/null: a search runs it a dozen times."""
+def quiet_program() -> Iterator[None]:
+    """The measured program's stdout and stderr (which it shares with memgauge) to /dev/null: a
+    search runs it a dozen times, a plan's verifying runs once per model."""
     sys.stdout.flush()
     sys.stderr.flush()
     saved = [os.dup(1), os.dup(2)]
