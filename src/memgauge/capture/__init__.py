@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from memgauge.capture._gpu_cap import install_cap
     from memgauge.capture._gpu_read import read_gpu_records, read_gpu_snapshot
     from memgauge.capture._gpu_snapshot import install_snapshot
+    from memgauge.capture._knobs import top_level_assignments
     from memgauge.capture._knobs_read import knobs_request, read_knobs
     from memgauge.capture._lines_join import join_outside_lines
     from memgauge.capture._lines_read import LineData, RetainedSeries, read_lines, source_line
@@ -103,6 +104,7 @@ _NAMES = {
     "ClosedPhase": "_phases",
     "knobs_request": "_knobs_read",
     "read_knobs": "_knobs_read",
+    "top_level_assignments": "_knobs",
     "EV_ERROR": "_wire",
     "EV_EXIT": "_wire",
     "EV_HWM_RESET": "_wire",
@@ -239,6 +241,7 @@ __all__ = [
     "step",
     "stop_tracking",
     "timed_iter",
+    "top_level_assignments",
     "torch_memory",
     "unlisten_metrics",
 ]

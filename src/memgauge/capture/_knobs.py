@@ -28,6 +28,7 @@ from memgauge._env import ENV_KNOBS
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
+    from collections.abc import Iterator
     from typing import Any
 
 KNOBS_FILE = "knobs.jsonl"
@@ -143,19 +144,13 @@ def run_script(path: str) -> dict[str, Any] | None:
     except (SyntaxError, ValueError):
         return None  # python reports it, as it would run directly
     replaced: list[str] = []
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target: ast.expr = node.targets[0]
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            target = node.target
-        else:
-            continue
-        if not (isinstance(target, ast.Name) and target.id in values) or not _literal(node.value):
+    for name, node in top_level_assignments(tree):
+        if name not in values or not _literal(node.value):
             continue
         old = node.value
         assert old is not None
-        node.value = ast.copy_location(ast.Constant(values[target.id]), old)
-        replaced.append(target.id)
+        node.value = ast.copy_location(ast.Constant(values[name]), old)
+        replaced.append(name)
     if not replaced:
         return None
     code = compile(tree, path, "exec", dont_inherit=True)
@@ -169,6 +164,22 @@ def run_script(path: str) -> dict[str, Any] | None:
     sys.modules["__main__"] = module  # as python leaves it: pickle and multiprocessing find it there
     exec(code, module.__dict__)
     return module.__dict__
+
+
+def top_level_assignments(tree: ast.Module) -> Iterator[tuple[str, ast.Assign | ast.AnnAssign]]:
+    """A module's ``NAME = value`` and ``NAME: T = value`` statements at its top level, in order:
+    the constants a parameter may replace (and the sweep reads when none is asked)."""
+    import ast
+
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target: ast.expr = node.targets[0]
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target = node.target
+        else:
+            continue
+        if isinstance(target, ast.Name):
+            yield target.id, node
 
 
 def _literal(node: ast.expr | None) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from memgauge._errors import UsageError
-from memgauge.capture import knobs_request
+from memgauge.capture import knobs_request, top_level_assignments
 from memgauge.model import Value
 
 
@@ -64,14 +64,8 @@ def _script_constant(path: str, name: str) -> int | None:
     except (OSError, SyntaxError, ValueError):
         return None
     found: int | None = None
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target: ast.expr = node.targets[0]
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            target = node.target
-        else:
-            continue
-        if isinstance(target, ast.Name) and target.id == name:
+    for target, node in top_level_assignments(tree):
+        if target == name:
             literal = node.value.value if isinstance(node.value, ast.Constant) else None
             # the last assignment is the one the program runs with, as in the knob's replacement
             found = literal if type(literal) is int else None
