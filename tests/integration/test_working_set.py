@@ -26,6 +26,48 @@ def _child(data: Path) -> subprocess.Popen[str]:
     )
 
 
+def _mapping(pid: int, data: Path) -> dict[str, int]:
+    """The kernel's own figures (kB) for the one mapping of ``data``: what a failure reports."""
+    lines = Path(f"/proc/{pid}/smaps").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.endswith(str(data)))
+    fields = {}
+    for line in lines[at + 1 :]:
+        key, _, rest = line.partition(":")
+        if not rest.strip().endswith("kB"):
+            break
+        fields[key] = int(rest.split()[0])
+    return {k: fields[k] for k in ("Rss", "Referenced", "FilePmdMapped") if k in fields}
+
+
+def _vmstat() -> dict[str, int]:
+    pairs = (line.split() for line in Path("/proc/vmstat").read_text().splitlines())
+    return {k: int(v) for k, v in pairs if k.startswith(("pgscan", "pgsteal", "pgmigrate", "thp_"))}
+
+
+def _touched(child: subprocess.Popen[str], data: Path) -> int:
+    """Touch every page of ``data`` in the child and read the file bytes it referenced since.
+
+    The kernel's own aging may take bits or whole pages away between the two (reclaim, migration,
+    a DAMON-style monitor, which this kind of VM runs as ``kdamond``: seen once on CI, 24.5 MiB of
+    the 32 read back), so a short read is tried again, at most three times; a defect of the
+    clearing or the reading is short every time and still fails, with the kernel's figures."""
+    assert child.stdin is not None and child.stdout is not None
+    tries = []
+    for _ in range(3):
+        before = _vmstat()
+        child.stdin.write("touch\n")
+        child.stdin.flush()
+        child.stdout.readline()
+        used = read_file_referenced(child.pid)
+        assert used is not None
+        if used >= 32 * MIB:
+            return used
+        after = _vmstat()
+        moved = {k: after[k] - v for k, v in before.items() if after.get(k, v) != v}
+        tries.append((used, _mapping(child.pid, data), moved))
+    raise AssertionError(f"fewer than 32 MiB referenced after each touch: {tries}")
+
+
 def _hwm(pid: int) -> int:
     status = Path(f"/proc/{pid}/status").read_text()
     return int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1]) * 1024
@@ -36,12 +78,7 @@ def test_the_referenced_file_pages_are_those_used_since_the_bits_were_cleared(tm
     data.write_bytes(b"\x01" * (32 * MIB))
     child = _child(data)
     try:
-        assert child.stdin is not None and child.stdout is not None
-        child.stdin.write("touch\n")
-        child.stdin.flush()
-        child.stdout.readline()
-        used = read_file_referenced(child.pid)
-        assert used is not None and used >= 32 * MIB, used
+        _touched(child, data)
         hwm = _hwm(child.pid)
         assert clear_referenced(child.pid)
         # idle since: only the few pages it ran on waiting for input
@@ -49,11 +86,7 @@ def test_the_referenced_file_pages_are_those_used_since_the_bits_were_cleared(tm
         assert idle is not None and idle < 8 * MIB, idle
         # the bits only: the process's high-water mark (which phases reset with 5) is untouched
         assert _hwm(child.pid) >= hwm
-        child.stdin.write("touch\n")
-        child.stdin.flush()
-        child.stdout.readline()
-        again = read_file_referenced(child.pid)
-        assert again is not None and again >= 32 * MIB, again
+        _touched(child, data)
         # a window over it: its largest sample's anonymous bytes plus the file pages used, at most
         # the file RSS; its VmHWM, first seen, offers that less the file pages not used
         ws = FileWorkingSet()
