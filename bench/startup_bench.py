@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import memgauge
+
 
 def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -34,11 +36,22 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def _compiled(src: str) -> bool:
+    import importlib.util
+
+    return os.path.exists(importlib.util.cache_from_source(os.path.join(src, "memgauge", "__init__.py")))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--reps", type=int, default=10, help="repetitions (default 10)")
     p.add_argument("--baseline", metavar="SRC", help="another memgauge's src directory to time beside")
     args = p.parse_args(argv)
+    for src in [os.path.dirname(os.path.dirname(memgauge.__file__ or "")), args.baseline]:
+        if src and not _compiled(src):
+            # an install has its bytecode; a tree without it (PYTHONDONTWRITEBYTECODE, as some
+            # shells set) compiles every module on every run: 0.15 s more, not memgauge's cost
+            print(f"warning: {src} has no compiled bytecode: run python -m compileall -q {src}")
     work = Path(tempfile.mkdtemp(prefix="startup-bench-"))
     noop = work / "noop.py"
     noop.write_text("pass\n")

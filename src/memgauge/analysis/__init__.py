@@ -9,7 +9,7 @@ from memgauge._lazy import attach
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge.analysis._advice import Advice, Evidence, advise, is_import_line
+    from memgauge.analysis._advice import Advice, Evidence, advise
     from memgauge.analysis._compare import Comparison, ComparisonRow, LineComparison, PhaseComparison, compare
     from memgauge.analysis._compare_rows import has_values, ran_repeatedly
     from memgauge.analysis._data_movement import data_movement_figures, sent_rates, summarize_copies
@@ -27,7 +27,13 @@ if TYPE_CHECKING:
     from memgauge.analysis._gpu_snapshot import GpuSnapshotPeak, gpu_snapshot_peak
     from memgauge.analysis._growth import Fit, Growth, select_law
     from memgauge.analysis._imports import ImportOrder, ImportTotals, import_totals, top_imports
-    from memgauge.analysis._leaks import LEAK_MIN_SPAN_SECONDS, LeakFit, callers_in, leak_suspects
+    from memgauge.analysis._leaks import (
+        LEAK_MIN_SPAN_SECONDS,
+        LeakFit,
+        callers_in,
+        is_import_line,
+        leak_suspects,
+    )
     from memgauge.analysis._lines import LineRow, contention_share, inherited_note, short_path, top_lines
     from memgauge.analysis._machines import MachineChoice, Shape, WorkerLaws, choose_machines, worker_laws
     from memgauge.analysis._overhead import OverheadSummary, overhead_summary
@@ -176,7 +182,7 @@ _NAMES = {
     "Advice": "_advice",
     "Evidence": "_advice",
     "advise": "_advice",
-    "is_import_line": "_advice",
+    "is_import_line": "_leaks",
     "BudgetRow": "_sweep_budget",
     "budget_metric": "_sweep_budget",
     "Comparison": "_compare",

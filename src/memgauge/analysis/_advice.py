@@ -23,6 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from memgauge._units import format_bytes, format_seconds
+from memgauge.analysis._leaks import is_import_line
 from memgauge.analysis._lines import short_path, top_lines
 from memgauge.model import Attribution, LineStats, Profile
 
@@ -33,16 +34,9 @@ _TEXT_READ = re.compile(
     r"\b(read_csv|read_table|read_json|read_fwf|loadtxt|genfromtxt|csv\.(reader|DictReader)|json\.loads?)\s*\("
 )
 _PICKLE_READ = re.compile(r"\b(pickle\.loads?|read_pickle|joblib\.load|torch\.load|dill\.loads?)\s*\(")
+
+
 # an import statement: what it holds is a library's footprint, never temporaries to work around
-_IMPORT_LINE = re.compile(r"^(import\s|from\s+\S+\s+import\b)")
-
-
-def is_import_line(source: str) -> bool:
-    """An import statement: what it holds is a library's footprint, a one-off cost, never
-    temporaries to work around or a leak."""
-    return _IMPORT_LINE.match(source.strip()) is not None
-
-
 @dataclass(frozen=True)
 class Evidence:
     label: str

@@ -36,12 +36,14 @@ allocating line got enough of the growth for a fit of its own.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
 
+_IMPORT_LINE = re.compile(r"^(import\s|from\s+\S+\s+import\b)")
 _GRID = 32
 # the shortest growth judged: a run whose line samples span less cannot be judged at all
 LEAK_MIN_SPAN_SECONDS = 0.5
@@ -58,6 +60,12 @@ class LeakFit(Generic[K]):
     first_seconds: float
     last_seconds: float
     r2: float
+
+
+def is_import_line(source: str) -> bool:
+    """An import statement: what it holds is a library's footprint, a one-off cost, never
+    temporaries to work around or a leak."""
+    return _IMPORT_LINE.match(source.strip()) is not None
 
 
 def _value_at(points: Sequence[tuple[float, int]], t: float, start: int) -> tuple[int, int]:

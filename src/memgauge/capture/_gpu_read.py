@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 from typing import Any
 
 from memgauge.capture._gpu import GPU_DEVICE_FIELDS, GPU_FIELDS, GPU_WINDOW_FIELDS
@@ -66,16 +65,17 @@ def read_gpu_records(
     return found
 
 
-class _PlainUnpickler(pickle.Unpickler):
-    """Loads plain data only (dicts, lists, strings, numbers, tuples): a snapshot is nothing else,
-    and the file was written by the measured program, which need not be trusted."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        raise pickle.UnpicklingError(f"{module}.{name}: not plain data")
-
-
 def read_gpu_snapshot(path: str) -> dict[str, Any] | str:
     """The memory snapshot a process dumped (``_gpu_snapshot``), or why it cannot be read."""
+    import pickle  # here: a run without a snapshot (most runs) does not import it (~3 ms)
+
+    class _PlainUnpickler(pickle.Unpickler):
+        """Loads plain data only (dicts, lists, strings, numbers, tuples): a snapshot is nothing
+        else, and the file was written by the measured program, which need not be trusted."""
+
+        def find_class(self, module: str, name: str) -> Any:
+            raise pickle.UnpicklingError(f"{module}.{name}: not plain data")
+
     try:
         with open_record(path, binary=True) as f:
             found = _PlainUnpickler(f).load()

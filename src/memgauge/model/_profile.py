@@ -22,10 +22,6 @@ from memgauge.model._peak import Attribution, Peak
 from memgauge.model._torch import TorchMemory
 from memgauge.model._training import Training
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from pathlib import Path
-
 SCHEMA_VERSION = 7
 # versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty, a
 # v2 one (before enforced limits) without exit.stopped_by, a v3 one (before program metrics) without
@@ -304,12 +300,9 @@ class Profile:
     def to_json(self, *, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
-    def save(self, path: str | os.PathLike[str]) -> Path:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the profile as JSON, atomically: a crash never leaves half a file."""
-        from pathlib import Path  # here: pathlib is not imported while a run starts
-
         write_output(os.fspath(path), self.to_json(), "profile")
-        return Path(path)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Profile:

@@ -10,13 +10,15 @@ the process reserved plus a plausible context.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memgauge._units import format_bytes
-from memgauge.analysis import LineSpan, gpu_snapshot_peak, gpu_time_per_line
 from memgauge.capture import is_library, is_own, read_gpu_records, read_gpu_snapshot
 from memgauge.model import CaptureWarning, GpuDevice, GpuProcess, GpuUtilization, GpuWindow, LineStats
 from memgauge.watcher import NvmlDeviceSamples, NvmlSamples
+
+if TYPE_CHECKING:
+    from memgauge.analysis import LineSpan
 
 # a CUDA context was 518 MiB bare to 2036 MiB (eager loading, after a training step) on an H100
 # (docs/gpu-facts.md): an unknown process that holds more than this above what a process reserved
@@ -148,6 +150,8 @@ def _snapshots(
             for key in keys[pid].values():
                 inside[key].notes.append(f"GPU snapshot {path}: {found}")
             continue
+        from memgauge.analysis import gpu_snapshot_peak  # here: only --gpu-snapshot needs it
+
         for peak in gpu_snapshot_peak(found, _user, pid):
             key = keys[pid].get(peak.device, f"#{peak.device}")
             device = inside.get(key)
@@ -258,6 +262,8 @@ def add_gpu_time(lines: list[LineStats], spans: list[LineSpan], devices: list[Gp
     utilisation (seconds since the run's start too: ``gpu_of`` with ``t0``)."""
     if not spans or not devices:
         return
+    from memgauge.analysis import gpu_time_per_line  # here: a run without a GPU never needs it
+
     joined = gpu_time_per_line(spans, devices)
     for stats in lines:
         found = joined.get((stats.pid, stats.file, stats.line, stats.function))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from memgauge.analysis import sent_rates, summarize_copies, summarize_training, with_cpu, with_gpu
 from memgauge.capture import LoopRecord, read_training
 from memgauge.model import CaptureWarning, CpuUsage, GpuDevice, ProcessRecord, Training, TrainingProcess
 
@@ -30,6 +29,9 @@ def training_of(
     record = read_training(events_dir, t0, warnings=warnings)
     if record is None or not (record.steps or record.counters or record.pickles or record.copies):
         return None
+    # here: a run without a loop (most runs) imports none of the training analyses
+    from memgauge.analysis import summarize_copies, summarize_training, with_cpu, with_gpu
+
     flops = record.flops or {}
     by = flops.get("by") or []
     peak = record.peak or {}
@@ -56,6 +58,8 @@ def training_of(
 def process_rows(
     record: LoopRecord, processes: Sequence[ProcessRecord], usage: CpuUsage | None = None
 ) -> list[TrainingProcess]:
+    from memgauge.analysis import sent_rates
+
     # the watcher's last read of each process's I/O counters, for those that wrote no loop record
     watched = {s.pid: s for s in usage.processes} if usage is not None else {}
     rows = []

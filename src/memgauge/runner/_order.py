@@ -32,6 +32,8 @@ def order_phases(entries: list[tuple[Hashable, Hashable | None, PhaseRecord]]) -
 def leak_suspects_of(data: LineData, t0: float) -> list[LeakSuspect]:
     """The leak suspects of every process whose lines were read, fastest growth first; times are
     seconds since ``t0``."""
+    if not data.retained:
+        return []  # before the analyses' imports: a run with no line data pays for none of them
     from memgauge.analysis import callers_in, is_import_line, leak_suspects
     from memgauge.capture import source_line
 

@@ -363,11 +363,8 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             assembled=time.monotonic(),
             cpu_before=cpu_before,
         )
-        import datetime
-
-        profile.started_at = datetime.datetime.fromtimestamp(started_at, datetime.timezone.utc).isoformat(
-            timespec="seconds"
-        )
+        # ISO 8601 in UTC, as datetime's isoformat(timespec="seconds") writes it, without its import
+        profile.started_at = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(started_at))
         return profile
     finally:
         isolation.close()

@@ -115,9 +115,13 @@ def typical_window(referenced: list[int]) -> int | None:
     closes. A median of one or two windows is a window's own figure again: seen, the need of
     tests/programs/fit_numpy.py, 1-2 s long, moved 224-237 MiB between loaded runs as its second
     window fell before or inside its numpy work."""
-    import statistics  # here: its import (fractions, decimal) is not paid by every run
-
-    return int(statistics.median(referenced[1:])) if len(referenced) > TYPICAL_WINDOWS else None
+    if len(referenced) <= TYPICAL_WINDOWS:
+        return None
+    # the median by hand: ``statistics`` (fractions, decimal, random: ~4 ms) would be imported
+    # after every such program ended, where each millisecond adds to the run
+    ordered = sorted(referenced[1:])
+    half = len(ordered) // 2
+    return ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) // 2
 
 
 class FileWorkingSet:
