@@ -68,23 +68,7 @@ def message(verdict: Verdict, grown: Profile, start_tree: int, rootdir: str) -> 
         )
         if result.at_least:
             text += f": {result.note}"
-        blame = result.blame
-        if blame is not None and blame.phase and limit.phase is None:
-            text += f" in phase {blame.phase}"
-        if blame is not None and blame.file:
-            text += f" at {_where(blame.file, blame.line or 0, rootdir)}"
-            if blame.source:
-                text += f" {_quoted(blame.source)}"
-            own = grown.processes[0].pid if grown.processes else None
-            if blame.pid is not None and blame.pid != own:
-                text += f" (process {blame.pid})"
-        elif limit.metric == "rss" and not grown.lines:
-            # a sampler of memgauge run's already samples this process: the lines are in its profile
-            text += " (no line: this process's lines are sampled elsewhere)"
-        elif limit.metric == "rss":
-            # the sampler saw no line above the start: a peak shorter than its interval, or made and
-            # released by C code that kept the GIL (the process's own VmHWM still caught it)
-            text += " (no line: the peak was too brief for the line sampler)"
+        text += _blamed(result, grown, rootdir)
         lines.append(text)
     if any(r.status == "fail" and r.limit.metric == "rss" for r in verdict.results):
         peak = grown.peak.resident_bytes + start_tree
@@ -94,6 +78,29 @@ def message(verdict: Verdict, grown: Profile, start_tree: int, rootdir: str) -> 
             "starts count in full)"
         )
     return "\n".join(lines)
+
+
+def _blamed(result: CheckResult, grown: Profile, rootdir: str) -> str:
+    """Where a failed limit's figure was made: its phase, line and process, or why no line."""
+    blame, limit = result.blame, result.limit
+    text = ""
+    if blame is not None and blame.phase and limit.phase is None:
+        text += f" in phase {blame.phase}"
+    if blame is not None and blame.file:
+        text += f" at {_where(blame.file, blame.line or 0, rootdir)}"
+        if blame.source:
+            text += f" {_quoted(blame.source)}"
+        own = grown.processes[0].pid if grown.processes else None
+        if blame.pid is not None and blame.pid != own:
+            text += f" (process {blame.pid})"
+    elif limit.metric == "rss" and not grown.lines:
+        # a sampler of memgauge run's already samples this process: the lines are in its profile
+        text += " (no line: this process's lines are sampled elsewhere)"
+    elif limit.metric == "rss":
+        # the sampler saw no line above the start: a peak shorter than its interval, or made and
+        # released by C code that kept the GIL (the process's own VmHWM still caught it)
+        text += " (no line: the peak was too brief for the line sampler)"
+    return text
 
 
 def _where(file: str, line: int, rootdir: str) -> str:

@@ -16,7 +16,7 @@ from memgauge.analysis._leaks import fit_growth
 from memgauge.analysis._lines import _is_library_path
 from memgauge.capture._bytecode import stalled_line
 from memgauge.capture._sampler import STARTUP_KEY, Sampler
-from memgauge.capture._sampler_memory import charge_memory
+from memgauge.capture._sampler_charge import charge_memory
 from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON
 
 MIB = 1 << 20

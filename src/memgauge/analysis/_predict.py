@@ -32,6 +32,7 @@ interval that widens faster than the law grows).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from memgauge.analysis._growth import AICC_MARGIN, Fit, Growth
@@ -101,6 +102,11 @@ def _reason(growth: Growth, x: float, value: float, low: float, high: float) -> 
     poor_r2 = best.law != "constant" and best.r2 < _MIN_R2 and best.rms_relative > _R2_NOISE
     if best.rms_relative > _MAX_RMS or poor_r2:
         return f"the best law ({best.law}) fits poorly: R² {best.r2:.2f}, {_pct(best.rms_relative)} RMS error"
+    return _out_of_reach(growth, x) or _rival(growth, x, value, low, high) or _too_wide(x, value, low, high)
+
+
+def _out_of_reach(growth: Growth, x: float) -> str | None:
+    """Why ``x`` lies too far above or below the sizes measured to extrapolate to, or None."""
     allowed = reach(growth.distinct_x)
     if x > allowed * growth.x_max:
         ratio = x / growth.x_max if growth.x_max > 0 else math.inf
@@ -115,6 +121,12 @@ def _reason(growth: Growth, x: float, value: float, low: float, high: float) -> 
             f"N={x:g} {where} the smallest size measured ({growth.x_min:g}); "
             f"at most {_MAX_EXTRAPOLATION:g}x below it is extrapolated"
         )
+    return None
+
+
+def _rival(growth: Growth, x: float, value: float, low: float, high: float) -> str | None:
+    """A law that fits about as well as the best but predicts outside its interval at ``x``."""
+    best = growth.best
     for other in growth.candidates:
         if other.law == best.law or not other.aicc <= best.aicc + AICC_MARGIN:
             continue
@@ -125,6 +137,10 @@ def _reason(growth: Growth, x: float, value: float, low: float, high: float) -> 
                 f"{best.law} and {other.law} fit about equally well but differ by {_pct(gap)} "
                 f"at N={x:g}; measure larger sizes"
             )
+    return None
+
+
+def _too_wide(x: float, value: float, low: float, high: float) -> str | None:
     half = (high - low) / 2
     if half > _MAX_HALF_WIDTH * abs(value):
         width = half / abs(value) if value != 0 else math.inf
@@ -181,18 +197,22 @@ def largest_within(growth: Growth, limit: float, *, upper: float, integer: bool 
         else:
             bad = x
             break
-    if bad is None:
-        good = upper
-    else:
-        for _ in range(200):
-            if bad - good <= max(1e-12 * bad, 0.25 if integer else 0.0):
-                break
-            mid = (good + bad) / 2
-            if fits(mid):
-                good = mid
-            else:
-                bad = mid
+    good = upper if bad is None else _bisect(fits, good, bad, 0.25 if integer else 0.0)
     return float(math.floor(good)) if integer else good
+
+
+def _bisect(fits: Callable[[float], bool], good: float, bad: float, step: float) -> float:
+    """The largest value found that ``fits`` between ``good`` (fits) and ``bad`` (does not), to
+    ``step`` (or a relative 1e-12)."""
+    for _ in range(200):
+        if bad - good <= max(1e-12 * bad, step):
+            break
+        mid = (good + bad) / 2
+        if fits(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
 
 
 def _grid(lo: float, hi: float) -> list[float]:

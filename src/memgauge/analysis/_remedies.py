@@ -18,7 +18,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from memgauge.model import Profile
+from memgauge.model import Profile, TorchMemory
 
 
 @dataclass
@@ -97,23 +97,7 @@ def _row(measure: RemedyMeasure, base: RemedyRow | None) -> RemedyRow:
     if profile.exit.code not in (0, None):
         row.notes.append(f"the run exited with {profile.exit.code}")
     row.rss_peak_bytes = profile.peak.resident_bytes
-    torch = profile.torch
-    if torch is None and measure.name == "dtypes":
-        row.notes.append("torch roles do not apply: dtypes changes frames, not tensors (see resident peak)")
-    elif torch is None:
-        row.notes.append("torch was not tracked in this run")
-    else:
-        row.tensor_peak_bytes = torch.peak_bytes
-        row.peak_by_role = dict(torch.peak_by_role)
-        row.activations_max_bytes = torch.max_by_role.get("activations", 0)
-        if measure.steps_per_update > 1:
-            # accumulating, the gradients stay alive through the next micro-batches' forward,
-            # which the micro-batch run (gradients set to None each step) does not show: add them
-            grads = torch.max_by_role.get("gradients", 0)
-            missing = grads - row.peak_by_role.get("gradients", 0)
-            row.tensor_peak_bytes += missing
-            row.peak_by_role["gradients"] = grads
-            row.notes.append(f"gradients kept across the micro-batches added to the peak: {missing} B")
+    _tensors(row, measure, profile.torch)
     step = median_step_seconds(profile)
     k = measure.steps_per_update
     if step is not None:
@@ -125,13 +109,39 @@ def _row(measure: RemedyMeasure, base: RemedyRow | None) -> RemedyRow:
             f"{k} accumulation steps of batch {measure.batch}: effective batch {row.effective_batch}, "
             f"step time = {k} x the measured micro-step"
         )
-    if base is not None and base.tensor_peak_bytes and row.tensor_peak_bytes is not None:
-        row.tensor_delta = row.tensor_peak_bytes / base.tensor_peak_bytes - 1
-    if base is not None and base.rss_peak_bytes and row.rss_peak_bytes is not None:
-        row.rss_delta = row.rss_peak_bytes / base.rss_peak_bytes - 1
-    if base is not None and base.step_seconds and row.step_seconds is not None:
-        row.step_ratio = row.step_seconds / base.step_seconds
+    if base is not None:
+        tensor = _ratio(row.tensor_peak_bytes, base.tensor_peak_bytes)
+        rss = _ratio(row.rss_peak_bytes, base.rss_peak_bytes)
+        row.tensor_delta = None if tensor is None else tensor - 1
+        row.rss_delta = None if rss is None else rss - 1
+        row.step_ratio = _ratio(row.step_seconds, base.step_seconds)
     return row
+
+
+def _ratio(value: float | None, base: float | None) -> float | None:
+    """``value`` over ``base``; None where either is unknown (or ``base`` is 0)."""
+    return value / base if value is not None and base else None
+
+
+def _tensors(row: RemedyRow, measure: RemedyMeasure, torch: TorchMemory | None) -> None:
+    """The row's tensor peak and peak by role from the run's torch tracker, or why there are none."""
+    if torch is None and measure.name == "dtypes":
+        row.notes.append("torch roles do not apply: dtypes changes frames, not tensors (see resident peak)")
+        return
+    if torch is None:
+        row.notes.append("torch was not tracked in this run")
+        return
+    row.tensor_peak_bytes = torch.peak_bytes
+    row.peak_by_role = dict(torch.peak_by_role)
+    row.activations_max_bytes = torch.max_by_role.get("activations", 0)
+    if measure.steps_per_update > 1:
+        # accumulating, the gradients stay alive through the next micro-batches' forward,
+        # which the micro-batch run (gradients set to None each step) does not show: add them
+        grads = torch.max_by_role.get("gradients", 0)
+        missing = grads - row.peak_by_role.get("gradients", 0)
+        row.tensor_peak_bytes += missing
+        row.peak_by_role["gradients"] = grads
+        row.notes.append(f"gradients kept across the micro-batches added to the peak: {missing} B")
 
 
 def largest_under(points: list[tuple[int, int]], budget_bytes: int) -> int | None:

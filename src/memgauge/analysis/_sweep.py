@@ -40,6 +40,33 @@ class SweepAnalysis:
     notes: tuple[str, ...]
 
 
+def _worker_scaling(
+    result: SweepResult, worker: str, throughput: str | None, notes: list[str]
+) -> tuple[ScalingRow, ...]:
+    """The speedup over the ``worker`` count of the ``throughput`` metric (the first recorded, when
+    None); a note, and no rows, where no such metric was recorded."""
+    metrics = [m.partition(":")[2] for m in metric_names(result) if m.startswith("metric:")]
+    chosen = throughput or (metrics[0] if metrics else None)
+    if chosen is None:
+        notes.append(
+            f"{worker} looks like a worker count, but the program records no metric to divide by the "
+            "wall time (memgauge.record('items', n))"
+        )
+        return ()
+    if chosen not in metrics:
+        # a misspelt --metric would otherwise just leave the scaling table out, unexplained
+        recorded = ", ".join(metrics) or "none"
+        notes.append(f"no run recorded the metric {chosen!r} (recorded: {recorded}); no worker scaling")
+        return ()
+    left_out = scaling_left_out(result, worker, chosen)
+    if left_out:
+        notes.append(
+            f"worker scaling leaves out {left_out} run(s) with {worker} or {chosen} per second "
+            "at 0 or below: a speedup relative to them is undefined"
+        )
+    return tuple(scaling(result, worker, chosen))
+
+
 def analyze(
     result: SweepResult,
     *,
@@ -72,27 +99,7 @@ def analyze(
         else:
             budget_rows = tuple(largest_sizes(result, size, limits))
     shares = tuple(s for name in numeric for s in phase_shares(result, name))
-    scaling_rows: tuple[ScalingRow, ...] = ()
-    if worker is not None:
-        metrics = [m.partition(":")[2] for m in metric_names(result) if m.startswith("metric:")]
-        chosen = throughput or (metrics[0] if metrics else None)
-        if chosen is None:
-            notes.append(
-                f"{worker} looks like a worker count, but the program records no metric to divide by the "
-                "wall time (memgauge.record('items', n))"
-            )
-        elif chosen not in metrics:
-            # a misspelt --metric would otherwise just leave the scaling table out, unexplained
-            recorded = ", ".join(metrics) or "none"
-            notes.append(f"no run recorded the metric {chosen!r} (recorded: {recorded}); no worker scaling")
-        else:
-            scaling_rows = tuple(scaling(result, worker, chosen))
-            left_out = scaling_left_out(result, worker, chosen)
-            if left_out:
-                notes.append(
-                    f"worker scaling leaves out {left_out} run(s) with {worker} or {chosen} per second "
-                    "at 0 or below: a speedup relative to them is undefined"
-                )
+    scaling_rows = _worker_scaling(result, worker, throughput, notes) if worker is not None else ()
     notes += confirmation_notes(result, binding(budget_rows))
     failed = sum(1 for p in result.points for r in p.runs if not r.ok)
     if failed:

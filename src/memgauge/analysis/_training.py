@@ -83,10 +83,7 @@ def summarize_training(
     marked = [replace(r, warmup=i < warm) for i, r in enumerate(rows)]
     steady = [r for r in marked if not r.warmup and not r.flops_counted and r.seconds is not None]
     seconds = sum(r.seconds or 0.0 for r in steady)
-    wait = sum(r.wait_seconds for r in steady)
     measured = fetches > 0
-    counted = [r.samples for r in steady if r.samples is not None]
-    samples_seconds = sum(r.seconds or 0.0 for r in steady if r.samples is not None)
     out = Training(
         steps=len(rows) + steps_dropped,
         pid=pid,
@@ -101,43 +98,65 @@ def summarize_training(
         dtype=dtype,
     )
     if seconds > 0:
-        out.steps_per_second = round(len(steady) / seconds, 6)
-        out.step_seconds = stat([r.seconds or 0.0 for r in steady])
-        if counted and samples_seconds > 0:
-            out.samples_per_second = round(sum(counted) / samples_seconds, 6)
-            out.samples_per_step = stat([float(n) for n in counted])
-        with_tokens = [r for r in steady if r.tokens is not None]
-        tokens_seconds = sum(r.seconds or 0.0 for r in with_tokens)
-        if with_tokens and tokens_seconds > 0:
-            out.tokens_per_second = round(sum(r.tokens or 0 for r in with_tokens) / tokens_seconds, 6)
-            out.tokens_per_step = stat([float(r.tokens or 0) for r in with_tokens])
-            out.tokens_per_second_per_step = stat(
-                [(r.tokens or 0) / r.seconds for r in with_tokens if r.seconds]
-            )
+        _rates(out, steady, seconds)
         if measured:
-            out.data_wait_share = round(min(1.0, wait / seconds), 6)
-            out.wait_share_per_step = stat(
-                [min(1.0, r.wait_seconds / r.seconds) for r in steady if r.seconds]
-            )
-            if seconds > wait:
-                out.steps_per_second_without_data_wait = round(len(steady) / (seconds - wait), 6)
-            if wait > 0:
-                out.steps_per_second_if_compute_free = round(len(steady) / wait, 6)
+            _data_wait(out, steady, seconds)
     if flops is not None and out.steps_per_second is not None:
         out.achieved_flops_per_second = flops * out.steps_per_second
-        peak = known_peak(device_name, dtype) if device == "cuda" else None
-        if peak is not None:
-            out.peak_flops_per_second, out.peak_source = peak.flops_per_second, peak.source
-        elif measured_peak and device == "cpu":  # the CPU's own benchmark, never a GPU's
-            out.peak_flops_per_second, out.peak_source = measured_peak, measured_peak_source
-        if out.peak_flops_per_second:
-            out.mfu = round(out.achieved_flops_per_second / out.peak_flops_per_second, 6)
+        _peak(out, device, device_name, dtype, measured_peak, measured_peak_source)
     if out.data_wait_share is None:
         out.bound = "unknown"
     else:
         out.bound = "data" if out.data_wait_share >= DATA_BOUND_SHARE else "compute"
     out.verdict = training_verdict(out)
     return out
+
+
+def _rates(out: Training, steady: list[TrainingStep], seconds: float) -> None:
+    """Steps, samples and tokens per second over the ``steady`` steps (``seconds`` in all)."""
+    out.steps_per_second = round(len(steady) / seconds, 6)
+    out.step_seconds = stat([r.seconds or 0.0 for r in steady])
+    counted = [r.samples for r in steady if r.samples is not None]
+    samples_seconds = sum(r.seconds or 0.0 for r in steady if r.samples is not None)
+    if counted and samples_seconds > 0:
+        out.samples_per_second = round(sum(counted) / samples_seconds, 6)
+        out.samples_per_step = stat([float(n) for n in counted])
+    with_tokens = [r for r in steady if r.tokens is not None]
+    tokens_seconds = sum(r.seconds or 0.0 for r in with_tokens)
+    if with_tokens and tokens_seconds > 0:
+        out.tokens_per_second = round(sum(r.tokens or 0 for r in with_tokens) / tokens_seconds, 6)
+        out.tokens_per_step = stat([float(r.tokens or 0) for r in with_tokens])
+        out.tokens_per_second_per_step = stat([(r.tokens or 0) / r.seconds for r in with_tokens if r.seconds])
+
+
+def _data_wait(out: Training, steady: list[TrainingStep], seconds: float) -> None:
+    """The share of the steady steps spent waiting for data, and the rates without it."""
+    wait = sum(r.wait_seconds for r in steady)
+    out.data_wait_share = round(min(1.0, wait / seconds), 6)
+    out.wait_share_per_step = stat([min(1.0, r.wait_seconds / r.seconds) for r in steady if r.seconds])
+    if seconds > wait:
+        out.steps_per_second_without_data_wait = round(len(steady) / (seconds - wait), 6)
+    if wait > 0:
+        out.steps_per_second_if_compute_free = round(len(steady) / wait, 6)
+
+
+def _peak(
+    out: Training,
+    device: str,
+    device_name: str,
+    dtype: str,
+    measured_peak: float | None,
+    measured_peak_source: str,
+) -> None:
+    """The device's peak (the known accelerators' table, else the CPU's own measured peak) and the
+    MFU of the achieved FLOP rate."""
+    peak = known_peak(device_name, dtype) if device == "cuda" else None
+    if peak is not None:
+        out.peak_flops_per_second, out.peak_source = peak.flops_per_second, peak.source
+    elif measured_peak and device == "cpu":  # the CPU's own benchmark, never a GPU's
+        out.peak_flops_per_second, out.peak_source = measured_peak, measured_peak_source
+    if out.peak_flops_per_second and out.achieved_flops_per_second is not None:
+        out.mfu = round(out.achieved_flops_per_second / out.peak_flops_per_second, 6)
 
 
 def training_verdict(t: Training) -> str:

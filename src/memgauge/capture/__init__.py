@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from memgauge.capture._procfs import (
         PAGE_SIZE,
         OpenFiles,
+        StatSample,
         kill_until_gone,
         orphaned_entries,
         parse_high_water,
@@ -147,6 +148,7 @@ _NAMES = {
     "parse_high_water": "_procfs",
     "parse_io": "_training_io",
     "parse_stat": "_procfs",
+    "StatSample": "_procfs",
     "phase": "_phases",
     "PhaseTracker": "_phases",
     "ProcSelfSource": "_phases",
@@ -199,6 +201,7 @@ __all__ = [
     "RetainedSeries",
     "Sampler",
     "ScriptedCudaSource",
+    "StatSample",
     "TorchCudaSource",
     "active_sampler",
     "active_torch_tracker",

@@ -31,7 +31,7 @@ from typing import Any
 
 from memgauge.capture._frames import is_library, is_own
 from memgauge.capture._ledger import Ledger
-from memgauge.capture._lines_write import lines_record, write_lines
+from memgauge.capture._lines_write import add_children, lines_record, write_lines
 from memgauge.capture._sample_keys import INHERITED_KEY, NATIVE_THREADS_KEY, STARTUP_KEY, UNKNOWN_KEY
 from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON, GROWTH, LINE_STATS, LINES, SAMPLES, WAIT, file_name
 
@@ -320,6 +320,15 @@ def snap_spans(
     return out
 
 
+def _passive_record(directory: str, pid: int) -> dict[str, Any]:
+    """What the process's passive sampler wrote (its imports, children, last word), or {}."""
+    try:
+        with open(os.path.join(directory, file_name(LINES, pid))) as f:
+            return dict(json.load(f))
+    except (OSError, ValueError, TypeError):
+        return {}
+
+
 def join_outside_lines(
     directory: str,
     pid: int,
@@ -334,18 +343,11 @@ def join_outside_lines(
     imports and children are kept). False when there is nothing to join (fewer than two polls)."""
     if len(polls) < 2:
         return False
-    path = os.path.join(directory, file_name(LINES, pid))
-    passive: dict[str, Any] = {}
-    try:
-        with open(path) as f:
-            passive = json.load(f)
-    except (OSError, ValueError):
-        pass
+    passive = _passive_record(directory, pid)
     if not passive and not announced:
         return False  # no memgauge inside it: a fork on its way to exec (a preexec_fn), not sampled
     if passive.get("lines"):
         return False  # the process sampled itself (it was not attached in time): its own record stands
-    passive_keys = [tuple(k) for k in passive.get("keys", [])]
     base = INHERITED_KEY if list(INHERITED_KEY) in passive.get("keys", []) else STARTUP_KEY
     # spans sorted per thread; the main thread (tid == pid) first: it gets the growth when none ran.
     # A stack is first seen at the first sample after it began, half a sampling period late on
@@ -380,16 +382,7 @@ def join_outside_lines(
         row[SAMPLES] = round(row[SAMPLES])
         row[WAIT] = max(0.0, row[WAIT])
     record = lines_record(joined)
-    keys: list[list[Any]] = record["keys"]
-    index = {tuple(k): i for i, k in enumerate(keys)}
-    children = []
-    for child_pid, key_index in passive.get("children", []):
-        key = passive_keys[key_index]
-        if key not in index:
-            index[key] = len(keys)
-            keys.append(list(key))
-        children.append([child_pid, index[key]])
-    record["children"] = children
+    add_children(record, passive)
     record["sampler"] = "outside"
     write_lines(directory, pid, record)
     return True

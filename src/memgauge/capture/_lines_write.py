@@ -125,6 +125,22 @@ def write_lines(directory: str, pid: int, record: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def add_children(record: dict[str, Any], passive: dict[str, Any]) -> None:
+    """Give a joined ``record`` the children of the process's passive record (pid, the line that
+    started it), with the line's key index in ``record``'s keys (added where it has none)."""
+    keys: list[list[Any]] = record["keys"]
+    index = {tuple(k): i for i, k in enumerate(keys)}
+    passive_keys = [tuple(k) for k in passive.get("keys", [])]
+    children = []
+    for child_pid, key_index in passive.get("children", []):
+        key = passive_keys[key_index]
+        if key not in index:
+            index[key] = len(keys)
+            keys.append(list(key))
+        children.append([child_pid, index[key]])
+    record["children"] = children
+
+
 def _dump(obj: object, out: list[str]) -> None:
     """JSON of plain data, appended to ``out`` piece by piece."""
     if isinstance(obj, str):
@@ -136,14 +152,7 @@ def _dump(obj: object, out: list[str]) -> None:
     elif isinstance(obj, float):
         out.append(repr(obj) if -_INF < obj < _INF else "0")  # JSON has no nan or inf
     elif isinstance(obj, dict):
-        out.append("{")
-        for i, (key, value) in enumerate(obj.items()):
-            if i:
-                out.append(",")
-            out.append(_encode_str(str(key)))
-            out.append(":")
-            _dump(value, out)
-        out.append("}")
+        _dump_dict(obj, out)
     elif isinstance(obj, (list, tuple)):
         out.append("[")
         for i, value in enumerate(obj):
@@ -153,3 +162,14 @@ def _dump(obj: object, out: list[str]) -> None:
         out.append("]")
     else:
         raise TypeError(f"not plain data: {type(obj).__name__}")
+
+
+def _dump_dict(obj: dict[Any, Any], out: list[str]) -> None:
+    out.append("{")
+    for i, (key, value) in enumerate(obj.items()):
+        if i:
+            out.append(",")
+        out.append(_encode_str(str(key)))
+        out.append(":")
+        _dump(value, out)
+    out.append("}")

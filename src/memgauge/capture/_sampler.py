@@ -39,17 +39,17 @@ from memgauge.capture._ledger import Ledger
 from memgauge.capture._line_times import LineTimes
 from memgauge.capture._lines_write import lines_record, write_lines
 from memgauge.capture._procfs import OwnThreads, thread_cpu_clock
-from memgauge.capture._sample_keys import INHERITED_KEY, NATIVE_THREADS_KEY, STARTUP_KEY
-from memgauge.capture._sampler_memory import CONTENTION, STATS, charge_memory, stalled_peak
+from memgauge.capture._sample_keys import INHERITED_KEY, STARTUP_KEY
+from memgauge.capture._sampler_charge import STATS, charge_cpu, charge_memory, stalled_peak
 from memgauge.capture._sched import RunDelays, off_cpu_in_syscall, run_delay
-from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON, SAMPLES, WAIT
+from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from memgauge.capture._sampler_memory import Key, Position, Seen
+    from memgauge.capture._sampler_charge import Key, Position, Seen
 
 INTERVAL = 0.01
 # the aggregate is written at most every FLUSH_SECONDS, and at most 2% of the time (a process
@@ -154,16 +154,7 @@ class Sampler:
         stacks = self.frames.stacks(self.own_ident)
         rss = self.resident()
         active = threading._active  # type: ignore[attr-defined]  # ident -> Thread, no copy
-        cpu_total = time.process_time_ns()
-        spent = cpu_total - self.cpu_ns
-        self.cpu_ns = cpu_total
-        if self.own_clock is not None:  # its own CPU time is no line's
-            try:
-                own = time.clock_gettime_ns(self.own_clock)
-            except OSError:
-                own = self.own_cpu_ns
-            spent -= own - self.own_cpu_ns
-            self.own_cpu_ns = own
+        spent = self._spent()
         # How long the GIL took to come back tells who had it: at once, nobody (threads on a CPU
         # run C code that released it); after about the switch interval, Python code (it had
         # to be asked to let go); much later, C code that kept it.
@@ -175,12 +166,7 @@ class Sampler:
         stall: list[Key] | None = None
         python_cpu = self._tail(active)
         alive: set[int] = set()
-        # the main thread's user line: what a busy library thread with no user frame of its own (a
-        # pool's worker: pandas reading a CSV, a ThreadPoolExecutor running a library call) is
-        # charged to, as the line that most likely waits for it
-        main_keys = next((k for i, k, _ in stacks if i == self.main_ident), None)
-        if main_keys is not None and (self.lib or self.frames.kind(main_keys[0][0]) != USER):
-            main_keys = None
+        main_keys = self._main_user_keys(stacks)
         for ident, own_keys, own_position in stacks:
             keys, position = own_keys, own_position
             if ident == self.main_ident:
@@ -188,65 +174,82 @@ class Sampler:
                 if not keys:
                     continue  # memgauge's start-up: as its own frames, not seen
             tid = self._native_id(ident, active)
-            cpu, native, blocked, queued = 0.0, False, None, 0.0
+            one: Seen = (keys, 0.0, False, None, 0.0)
             if tid is not None:
                 alive.add(tid)
-                state = self.threads.state(tid)
-                cpu = state.cpu_since(wall_ns)
-                queued = float(min(self.delays.delta(tid), max(wall_ns - cpu, 0.0)))
-                if cpu > 0 and main_keys is not None and self.frames.kind(keys[0][0]) == LIBRARY:
-                    keys, position = list(main_keys), None
-                if cpu > 0:
-                    python_cpu += cpu
-                    # the GIL holder ran for a good part of the wait, even on a busy machine
-                    stalled = held_long and cpu > wall_ns / 4
-                    # with the GIL free, a thread that is not on a CPU now (sleeping, reading)
-                    # spent its CPU time before it blocked: in Python, most likely
-                    running = gil_free and self.threads.running(state, tid)
-                    native = stalled or running
-                    # blocked in a call now: its growth was made before (``_bytecode.blocked_line``)
-                    if not running and (gil_free or (not stalled and off_cpu_in_syscall(tid))):
-                        blocked = position
-                    if stalled:
-                        if position is not None:
-                            stalled_keys(keys, position)
-                        stall = keys
+                one, stalled = self._thread(tid, keys, position, wall_ns, main_keys, gil_free, held_long)
+                python_cpu += one[1]
+                stall = one[0] if stalled else stall
             if ident == self.main_ident:
-                seen.insert(0, (keys, cpu, native, blocked, queued))
-                if keys[0] != self.program_key:
-                    self.last_main = (keys, native)
+                seen.insert(0, one)
+                if one[0][0] != self.program_key:
+                    self.last_main = (one[0], one[2])
             else:
-                seen.append((keys, cpu, native, blocked, queued))
+                seen.append(one)
         self.threads.keep(alive)
         self.delays.keep(alive)
         self.times.add(t, wall, stacks, self.main_ident)
-        if not seen:
-            charge_memory(self, t, rss, [])
-            return
-        # CPU of threads without Python frames (BLAS, OpenMP): native time of the lines that run
-        # native code now, else of no line
-        unowned = max(0.0, spent - python_cpu)
-        native_cpu = sum(c for _, c, n, _, _ in seen if n)
-        for keys, cpu, native, _, queued in seen:
-            stats = self.lines.get(keys[0])
-            if stats is None:
-                stats = self.lines[keys[0]] = [0.0] * STATS
-            if native:
-                stats[CPU_NATIVE] += (cpu + (unowned * cpu / native_cpu if native_cpu else 0.0)) / 1e9
-            else:
-                stats[CPU_PYTHON] += cpu / 1e9
-            # the time without a CPU: queued for one (contention), else waiting (I/O, sleep, locks)
-            stats[WAIT] += max(0.0, wall_ns - cpu - queued) / 1e9
-            stats[CONTENTION] += queued / 1e9
-            stats[SAMPLES] += 1
-        if unowned > 0 and not native_cpu:
-            stats = self.lines.get(NATIVE_THREADS_KEY)
-            if stats is None:
-                stats = self.lines[NATIVE_THREADS_KEY] = [0.0] * STATS
-            stats[CPU_NATIVE] += unowned / 1e9
+        if seen:
+            # CPU of threads without Python frames (BLAS, OpenMP): native time of the lines that
+            # run native code now, else of no line
+            charge_cpu(self, seen, max(0.0, spent - python_cpu), wall_ns)
         if stall is not None:
             stalled_peak(self, t, stall)
         charge_memory(self, t, rss, seen)
+
+    def _spent(self) -> int:
+        """The process's CPU time since the last sample, less the sampler thread's own (no line's)."""
+        cpu_total = time.process_time_ns()
+        spent = cpu_total - self.cpu_ns
+        self.cpu_ns = cpu_total
+        if self.own_clock is not None:
+            try:
+                own = time.clock_gettime_ns(self.own_clock)
+            except OSError:
+                own = self.own_cpu_ns
+            spent -= own - self.own_cpu_ns
+            self.own_cpu_ns = own
+        return spent
+
+    def _main_user_keys(self, stacks: list[tuple[int, list[Key], Position]]) -> list[Key] | None:
+        """The main thread's user line: what a busy library thread with no user frame of its own (a
+        pool's worker: pandas reading a CSV, a ThreadPoolExecutor running a library call) is
+        charged to, as the line that most likely waits for it."""
+        main_keys = next((k for i, k, _ in stacks if i == self.main_ident), None)
+        if main_keys is not None and (self.lib or self.frames.kind(main_keys[0][0]) != USER):
+            return None
+        return main_keys
+
+    def _thread(
+        self,
+        tid: int,
+        keys: list[Key],
+        position: Position,
+        wall_ns: float,
+        main_keys: list[Key] | None,
+        gil_free: bool,
+        held_long: bool,
+    ) -> tuple[Seen, bool]:
+        """One Python thread's share of a sample, and whether it held the GIL through it (stalled)."""
+        state = self.threads.state(tid)
+        cpu = state.cpu_since(wall_ns)
+        queued = float(min(self.delays.delta(tid), max(wall_ns - cpu, 0.0)))
+        if cpu <= 0:
+            return (keys, cpu, False, None, queued), False
+        if main_keys is not None and self.frames.kind(keys[0][0]) == LIBRARY:
+            keys, position = list(main_keys), None
+        # the GIL holder ran for a good part of the wait, even on a busy machine
+        stalled = held_long and cpu > wall_ns / 4
+        # with the GIL free, a thread that is not on a CPU now (sleeping, reading) spent its CPU
+        # time before it blocked: in Python, most likely
+        running = gil_free and self.threads.running(state, tid)
+        blocked = None
+        # blocked in a call now: its growth was made before (``_bytecode.blocked_line``)
+        if not running and (gil_free or (not stalled and off_cpu_in_syscall(tid))):
+            blocked = position
+        if stalled and position is not None:
+            stalled_keys(keys, position)
+        return (keys, cpu, stalled or running, blocked, queued), stalled
 
     def _outside_program(self, keys: list[Key], position: Position) -> tuple[list[Key], Position]:
         """What the main thread's stack stands for before and after the program's own code."""

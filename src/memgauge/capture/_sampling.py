@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import NoReturn
 
-    from memgauge.capture._sampler_memory import Key
+    from memgauge.capture._sampler_charge import Key
 else:
     import _signal  # signal itself imports enum: not into every measured process
 

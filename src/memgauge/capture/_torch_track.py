@@ -141,21 +141,7 @@ class Tracker:
         entry = self.entries.get(key)
         if entry is not None:
             if role < entry.role:
-                # alive now, so alive at any peak since its creation: that peak held it in this role
-                n = entry.nbytes
-                if entry.serial <= self._peak_serial:
-                    self.peak_roles[entry.role] -= n
-                    self.peak_roles[role] += n
-                if entry.serial <= self._step_peak_serial:
-                    self._step_peak_roles[entry.role] -= n
-                    self._step_peak_roles[role] += n
-                self._remove_bytes(entry)
-                entry.role = role
-                if module is not None:
-                    entry.module = module
-                if name:
-                    entry.name = name
-                self._add_bytes(entry)
+                self._promote(entry, role, module, name)
             elif name and not entry.name:
                 entry.name = name
             return entry
@@ -178,6 +164,24 @@ class Tracker:
         self.entries[key] = entry
         self._add_bytes(entry)
         return entry
+
+    def _promote(self, entry: Entry, role: int, module: str | None, name: str) -> None:
+        """A counted storage seen again in a lower role (a parameter's gradient, say): moved there."""
+        # alive now, so alive at any peak since its creation: that peak held it in this role
+        n = entry.nbytes
+        if entry.serial <= self._peak_serial:
+            self.peak_roles[entry.role] -= n
+            self.peak_roles[role] += n
+        if entry.serial <= self._step_peak_serial:
+            self._step_peak_roles[entry.role] -= n
+            self._step_peak_roles[role] += n
+        self._remove_bytes(entry)
+        entry.role = role
+        if module is not None:
+            entry.module = module
+        if name:
+            entry.name = name
+        self._add_bytes(entry)
 
     def _callback(self, key: int, entry: Entry) -> Callable[[object], None]:
         def gone(_ref: object) -> None:

@@ -9,6 +9,7 @@ are summed over every process (a data-generation loop spread over processes coun
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,40 +55,45 @@ def _check(record: Any) -> str | None:
     found = problem(record, TRAINING_FIELDS, TRAINING_OPTIONAL)
     if found is not None:
         return found
-    for row in record["steps"]:
-        if not isinstance(row, list) or len(row) != len(TRAINING_STEP_ROW):
-            return f"a step row is not {len(TRAINING_STEP_ROW)} values"
-        end, seconds, wait, samples, kind, tokens = row
-        if not all(isinstance(v, (int, float)) for v in (end, wait)) or not isinstance(kind, str):
-            return "a step row has a field of the wrong type"
-        if seconds is not None and not isinstance(seconds, (int, float)):
-            return "a step row's seconds is not a number"
-        if any(n is not None and not isinstance(n, int) for n in (samples, tokens)):
-            return "a step row's samples or tokens is not an integer"
+    found = next(filter(None, map(_step_problem, record["steps"])), None)
+    if found is not None:
+        return found
     for kind, counter in record["counters"].items():
         if not isinstance(counter, list) or len(counter) != 3:
             return f"counter {kind!r} is not [count, first, last]"
-    if "flops" in record:
-        found = layout_problem(record["flops"], TRAINING_FLOPS_FIELDS)
+    parts: list[tuple[str, Callable[[dict[str, Any]], str | None], str]] = [
+        ("flops", lambda r: layout_problem(r["flops"], TRAINING_FLOPS_FIELDS), "the FLOP count"),
+        ("peak", lambda r: layout_problem(r["peak"], TRAINING_PEAK_FIELDS), "the measured peak"),
+        ("copies", _copies_problem, "the copies across devices"),
+        ("pickles", lambda r: layout_problem(r["pickles"], TRAINING_PICKLES_FIELDS), "the pickled bytes"),
+    ]
+    for key, check, what in parts:
+        found = check(record) if key in record else None
         if found is not None:
-            return f"the FLOP count: {found}"
-    if "peak" in record:
-        found = layout_problem(record["peak"], TRAINING_PEAK_FIELDS)
-        if found is not None:
-            return f"the measured peak: {found}"
-    if "copies" in record:
-        found = layout_problem(record["copies"], TRAINING_COPIES_FIELDS)
-        if found is None and len(record["copies"]["steps"]) != len(record["steps"]):
-            found = "not one row per step"
-        elif found is None and not all(_three_ints(r) for r in record["copies"]["steps"]):
-            found = "a step's row is not three integers"
-        if found is not None:
-            return f"the copies across devices: {found}"
-    if "pickles" in record:
-        found = layout_problem(record["pickles"], TRAINING_PICKLES_FIELDS)
-        if found is not None:
-            return f"the pickled bytes: {found}"
+            return f"{what}: {found}"
     return None
+
+
+def _step_problem(row: object) -> str | None:
+    if not isinstance(row, list) or len(row) != len(TRAINING_STEP_ROW):
+        return f"a step row is not {len(TRAINING_STEP_ROW)} values"
+    end, seconds, wait, samples, kind, tokens = row
+    if not all(isinstance(v, (int, float)) for v in (end, wait)) or not isinstance(kind, str):
+        return "a step row has a field of the wrong type"
+    if seconds is not None and not isinstance(seconds, (int, float)):
+        return "a step row's seconds is not a number"
+    if any(n is not None and not isinstance(n, int) for n in (samples, tokens)):
+        return "a step row's samples or tokens is not an integer"
+    return None
+
+
+def _copies_problem(record: dict[str, Any]) -> str | None:
+    found = layout_problem(record["copies"], TRAINING_COPIES_FIELDS)
+    if found is None and len(record["copies"]["steps"]) != len(record["steps"]):
+        return "not one row per step"
+    if found is None and not all(_three_ints(r) for r in record["copies"]["steps"]):
+        return "a step's row is not three integers"
+    return found
 
 
 def _loops(record: dict[str, Any]) -> bool:

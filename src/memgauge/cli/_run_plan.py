@@ -15,8 +15,35 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
+    from memgauge.isolation import SandboxRun
     from memgauge.model import Profile
     from memgauge.runner import HardLimits
+
+
+def _outputs(args: argparse.Namespace, name: str) -> tuple[str | None, str | None]:
+    """Where the profile (None: --no-json) and the HTML report go, each checked writable."""
+    json_path = None
+    if not args.no_json:
+        if args.json == "":
+            raise UsageError("--json needs a path (or use --no-json)")
+        json_path = args.json or default_profile_path(name)
+        check_output(json_path, "profile")
+    if args.html is not None:
+        if not args.html:
+            raise UsageError("--html needs a path")
+        if json_path is not None and same_file(json_path, args.html):
+            raise UsageError("--json and --html name the same file")
+        check_output(args.html, "HTML report")
+    return json_path, args.html
+
+
+def _sandbox(path: str) -> SandboxRun:
+    from memgauge.isolation import SandboxRun
+
+    try:
+        return SandboxRun.load(path)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"--sandbox {path}: not a sandbox plan: {e}") from e
 
 
 class RunPlan:
@@ -37,19 +64,7 @@ class RunPlan:
 
             if importlib.util.find_spec("memray") is None:
                 raise UsageError("--alloc needs memray: pip install 'memgauge[alloc]'")
-        self.json_path: str | None = None
-        if not args.no_json:
-            if args.json == "":
-                raise UsageError("--json needs a path (or use --no-json)")
-            self.json_path = args.json or default_profile_path(self.target.name)
-            check_output(self.json_path, "profile")
-        if args.html is not None:
-            if not args.html:
-                raise UsageError("--html needs a path")
-            if self.json_path is not None and same_file(self.json_path, args.html):
-                raise UsageError("--json and --html name the same file")
-            check_output(args.html, "HTML report")
-        self.html_path: str | None = args.html
+        self.json_path, self.html_path = _outputs(args, self.target.name)
         self.tensorboard: str | None = getattr(args, "tensorboard", None)
         if self.tensorboard is not None:
             from memgauge.cli._tensorboard import check_tensorboard
@@ -70,12 +85,7 @@ class RunPlan:
             self._gpu_snapshot(snapshot, args.gpu_snapshot_entries)
         sandbox_plan = getattr(args, "sandbox", None)
         if sandbox_plan is not None:
-            from memgauge.isolation import SandboxRun
-
-            try:
-                self.options.sandbox = SandboxRun.load(sandbox_plan)
-            except (OSError, ValueError, KeyError, TypeError) as e:
-                raise UsageError(f"--sandbox {sandbox_plan}: not a sandbox plan: {e}") from e
+            self.options.sandbox = _sandbox(sandbox_plan)
 
     def _gpu_snapshot(self, path: str, entries: int) -> None:
         """--gpu-snapshot: the program records torch's memory history and dumps it to ``path``

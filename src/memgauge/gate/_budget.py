@@ -175,13 +175,7 @@ def _limit(token: str, fail: Callable[[str], BudgetError]) -> Limit:
             raise fail("a unit on its own (write a figure without spaces: rss=1.5GiB)")
         raise fail("missing '=' (a limit is metric=value, e.g. rss=512MiB)")
     phase, dot, metric = key.rpartition(".")
-    if not metric:
-        raise fail(f"missing metric before '=' ({', '.join(METRICS)})")
-    if dot and not phase:
-        raise fail("empty phase name before '.'")
-    metric = metric.lower()
-    if metric not in METRICS:
-        raise fail(f"unknown metric '{key.rpartition('.')[2]}' (known: {', '.join(METRICS)})")
+    metric = _metric(key, metric, dot, phase, fail)
     if not raw:
         raise fail("empty value")
     if METRICS[metric] in LOWER_BOUNDED:
@@ -190,6 +184,22 @@ def _limit(token: str, fail: Callable[[str], BudgetError]) -> Limit:
         return Limit(metric, _throughput(METRICS[metric], raw, fail), None, token, lower)
     if lower:
         raise fail(f"{metric} takes an upper limit ({metric}=value): only {', '.join(_lowered())} take '>='")
+    return Limit(metric, _upper_value(key, metric, raw, fail), phase if dot else None, token)
+
+
+def _metric(key: str, metric: str, dot: str, phase: str, fail: Callable[[str], BudgetError]) -> str:
+    """A limit's metric, lower-cased and known, or the error that says what is wrong with it."""
+    if not metric:
+        raise fail(f"missing metric before '=' ({', '.join(METRICS)})")
+    if dot and not phase:
+        raise fail("empty phase name before '.'")
+    if metric.lower() not in METRICS:
+        raise fail(f"unknown metric '{key.rpartition('.')[2]}' (known: {', '.join(METRICS)})")
+    return metric.lower()
+
+
+def _upper_value(key: str, metric: str, raw: str, fail: Callable[[str], BudgetError]) -> float:
+    """An upper limit's value: a size or a duration as the metric takes, above zero."""
     if METRICS[metric] == "bytes" and _parses(float, raw):
         # "rss=5" would be 5 bytes: almost surely a missing unit, and a limit that fails everything
         raise fail(f"{metric} takes a size with a unit, e.g. {key}={raw}MiB ({BYTE_UNITS_TEXT})")
@@ -207,7 +217,7 @@ def _limit(token: str, fail: Callable[[str], BudgetError]) -> Limit:
         raise fail(reason) from None
     if value == 0:
         raise fail("zero limit (a limit must be above zero)")
-    return Limit(metric, value, phase if dot else None, token)
+    return value
 
 
 def _lowered() -> list[str]:

@@ -88,6 +88,11 @@ def measure(profile: Profile, metric: str, phase: str | None = None) -> tuple[fl
         if metric == "wall":
             return profile.wall_seconds, ""
         return profile.cpu.user_seconds + profile.cpu.system_seconds, ""
+    return _phase_figure(profile, metric, phase)
+
+
+def _phase_figure(profile: Profile, metric: str, phase: str) -> tuple[float | None, str]:
+    """``measure`` for a phase's rss, wall or cpu limit."""
     from memgauge.analysis import phase_totals
 
     total = next((t for t in phase_totals(profile) if t.name == phase), None)

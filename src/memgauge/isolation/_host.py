@@ -33,6 +33,32 @@ if TYPE_CHECKING:
 BACKSTOP_SECONDS = 10.0
 
 
+def _namespaces(network: bool) -> tuple[tuple[str, ...], str]:
+    """The ``unshare`` flags the host allows of those a run wants, and why not all of them."""
+    flags: tuple[str, ...] = ("--mount",) if network else ("--net", "--mount")
+    problem = unshare_problem(flags)
+    if problem:
+        # a host may allow one and not the other: take what it allows
+        flags = tuple(f for f in flags if len(flags) > 1 and not unshare_problem((f,)))
+    if not unshare_problem(("--ipc",)):
+        # System V shared memory and message queues die with the run; no run sees another's
+        flags += ("--ipc",)
+    return flags, problem
+
+
+def _runner_record(path: str, profile: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the runner wrote of the sandbox before the program started, or, newer, what the run's
+    profile says (it has what the run hit); None where neither is there."""
+    runner: dict[str, Any] | None = None
+    with contextlib.suppress(OSError, ValueError), open(path) as f:
+        runner = json.load(f)
+    if profile is not None:
+        inside = profile.get("environment", {}).get("sandbox")
+        if isinstance(inside, dict):
+            runner = inside
+    return runner
+
+
 def _chown_tree(path: str, uid: int) -> None:
     """Hand an unpacked upload to the run's uid, never following a link."""
     os.chown(path, uid, uid, follow_symlinks=False)
@@ -96,28 +122,13 @@ class HostRun:
         # 0711: the program's uid may pass through to its own directories, not list the others
         os.chmod(run_dir, 0o711)
         sandbox = self.sandbox
-        uid: int | None = None
-        user_reason = ""
-        if not sandbox.unprivileged:
-            user_reason = "not asked for (unprivileged=False)"
-        elif os.geteuid() != 0:
-            user_reason = f"memgauge runs as uid {os.geteuid()}, not root: it cannot switch users"
-        else:
-            self._lease, user_reason = lease_uid()
-            uid = self._lease.uid if self._lease is not None else None
+        uid, user_reason = self._user()
         paths = {name: os.path.join(run_dir, name) for name in ("work", "home", "tmp", "private")}
         for name, path in paths.items():
             os.mkdir(path, 0o700)
             if uid is not None and name != "private":
                 os.chown(path, uid, uid)
-        flags: tuple[str, ...] = ("--mount",) if sandbox.network else ("--net", "--mount")
-        problem = unshare_problem(flags)
-        if problem:
-            # a host may allow one and not the other: take what it allows
-            flags = tuple(f for f in flags if len(flags) > 1 and not unshare_problem((f,)))
-        if not unshare_problem(("--ipc",)):
-            # System V shared memory and message queues die with the run; no run sees another's
-            flags += ("--ipc",)
+        flags, problem = _namespaces(sandbox.network)
         if flags:
             exe = unshare_command()
             assert exe is not None
@@ -161,6 +172,15 @@ class HostRun:
             extract_upload(upload.name, upload.data, paths["work"])
             if uid is not None:
                 _chown_tree(paths["work"], uid)
+
+    def _user(self) -> tuple[int | None, str]:
+        """The uid the run gets (a leased one, where asked and memgauge is root), or why none."""
+        if not self.sandbox.unprivileged:
+            return None, "not asked for (unprivileged=False)"
+        if os.geteuid() != 0:
+            return None, f"memgauge runs as uid {os.geteuid()}, not root: it cannot switch users"
+        self._lease, user_reason = lease_uid()
+        return (self._lease.uid if self._lease is not None else None), user_reason
 
     def command(self, argv: list[str]) -> list[str]:
         """``argv`` (``python -m memgauge run ...``) inside new namespaces where possible."""
@@ -209,13 +229,7 @@ class HostRun:
             "own session and process group (setsid); the whole group is killed on timeout or cancel"
             + ("; own System V IPC namespace (unshare --ipc)" if "ipc" in plan.unshared else "")
         )
-        runner: dict[str, Any] | None = None
-        with contextlib.suppress(OSError, ValueError), open(plan.record_path) as f:
-            runner = json.load(f)
-        if profile is not None:
-            inside = profile.get("environment", {}).get("sandbox")
-            if isinstance(inside, dict):
-                runner = inside  # the latest: it has what the run hit
+        runner = _runner_record(plan.record_path, profile)
         for name in RUNNER_PIECES:
             if runner is not None and name in runner.get("applied", {}):
                 record["applied"][name] = runner["applied"][name]

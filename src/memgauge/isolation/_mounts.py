@@ -108,7 +108,53 @@ def _mount_all(plan: SandboxRun, mounts: Mounts, private: Callable[[str], str] |
     wanted = _wanted_paths(plan.run_dir)
     needed = _outermost(wanted)
     run_dir = os.path.realpath(plan.run_dir)
-    covers: dict[str, str] = {}  # path -> private | empty | hidden
+    covers, hidden_missing, kept_visible = _covers(plan, wanted, needed, run_dir)
+    # fds to what is bound back, opened before anything covers it
+    fds = {n: os.open(n, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for n in needed}
+    try:
+        mounts.mount(None, "/", None, MS_REC | MS_PRIVATE, None)
+        covered: list[str] = []
+        bound: list[str] = []
+        report: dict[str, list[str]] = {"private": [], "empty": [], "hidden": []}
+        for path in sorted(covers, key=lambda p: (p.count("/"), p)):
+            kind = covers[path]
+            if not os.path.lexists(path):
+                continue
+            if any(_under(path, c) for c in covered) and not any(_under(path, b) for b in bound):
+                report[kind].append(path)  # already out of sight under a cover
+                continue
+            if any(n == path for n in needed):
+                continue  # the run needs it whole (its own directory, the interpreter)
+            if os.path.isdir(path):
+                bound += _cover_dir(mounts, path, kind, private, needed, fds, run_dir)
+            else:
+                mounts.mount("/dev/null", path, None, MS_BIND, None)
+            covered.append(path)
+            report[kind].append(path)
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+    parts = [f"own mount namespace; private, empty /tmp-like directories: {', '.join(report['private'])}"]
+    read_only = [b for b in bound if b != run_dir]
+    for label, paths in (
+        ("emptied", report["empty"]),
+        ("hidden", report["hidden"]),
+        ("bound back read-only", read_only),
+        ("hidden paths that do not exist", hidden_missing),
+        ("hidden paths kept because memgauge needs them", kept_visible),
+    ):
+        if paths:
+            parts.append(f"{label}: {', '.join(paths)}")
+    parts.append(_own_proc(mounts))
+    return "; ".join(parts)
+
+
+def _covers(
+    plan: SandboxRun, wanted: set[str], needed: list[str], run_dir: str
+) -> tuple[dict[str, str], list[str], list[str]]:
+    """What to cover (path -> private | empty | hidden), the hidden paths that do not exist, and
+    those kept visible because the run needs what they hold."""
+    covers: dict[str, str] = {}
     for path in (*_PRIVATE_DIRS, os.path.dirname(run_dir)):
         covers.setdefault(os.path.realpath(path), "private")
     for path in _EMPTY_DIRS:
@@ -130,66 +176,48 @@ def _mount_all(plan: SandboxRun, mounts: Mounts, private: Callable[[str], str] |
             kept_visible.append(path)
         else:
             covers[real] = "hidden"
-    # fds to what is bound back, opened before anything covers it
-    fds = {n: os.open(n, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for n in needed}
+    return covers, hidden_missing, kept_visible
+
+
+def _cover_dir(
+    mounts: Mounts,
+    path: str,
+    kind: str,
+    private: Callable[[str], str] | None,
+    needed: list[str],
+    fds: dict[str, int],
+    run_dir: str,
+) -> list[str]:
+    """A directory covered: a tmpfs (or the run's scratch space), with what the run needs under
+    it bound back (read-only but the run's own directory); returns those bound back."""
+    data = "mode=1777" if kind == "private" else "mode=0755,size=64k"
+    if kind == "private" and private is not None:
+        # a directory of the run's size-limited scratch space (_scratch.py)
+        mounts.mount(private(path), path, None, MS_BIND, None)
+    else:
+        mounts.mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, data)
+    bound = []
+    for n in needed:
+        if _under(n, path) and n != path:
+            os.makedirs(n, 0o755, exist_ok=True)
+            mounts.mount(f"/proc/self/fd/{fds[n]}", n, None, MS_BIND | MS_REC, None)
+            flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV
+            if n != run_dir:
+                flags |= MS_RDONLY
+            mounts.mount(None, n, None, flags, None)
+            bound.append(n)
+    if kind != "private":
+        mounts.mount(None, path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, data)
+    return bound
+
+
+def _own_proc(mounts: Mounts) -> str:
+    """A fresh /proc that shows an unprivileged program only its own processes, or why not."""
     try:
-        mounts.mount(None, "/", None, MS_REC | MS_PRIVATE, None)
-        covered: list[str] = []
-        bound: list[str] = []
-        report: dict[str, list[str]] = {"private": [], "empty": [], "hidden": []}
-        for path in sorted(covers, key=lambda p: (p.count("/"), p)):
-            kind = covers[path]
-            if not os.path.lexists(path):
-                continue
-            if any(_under(path, c) for c in covered) and not any(_under(path, b) for b in bound):
-                report[kind].append(path)  # already out of sight under a cover
-                continue
-            if any(n == path for n in needed):
-                continue  # the run needs it whole (its own directory, the interpreter)
-            if os.path.isdir(path):
-                data = "mode=1777" if kind == "private" else "mode=0755,size=64k"
-                if kind == "private" and private is not None:
-                    # a directory of the run's size-limited scratch space (_scratch.py)
-                    mounts.mount(private(path), path, None, MS_BIND, None)
-                else:
-                    mounts.mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, data)
-                for n in needed:
-                    if _under(n, path) and n != path:
-                        os.makedirs(n, 0o755, exist_ok=True)
-                        mounts.mount(f"/proc/self/fd/{fds[n]}", n, None, MS_BIND | MS_REC, None)
-                        flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV
-                        if n != run_dir:
-                            flags |= MS_RDONLY
-                        mounts.mount(None, n, None, flags, None)
-                        bound.append(n)
-                if kind != "private":
-                    mounts.mount(None, path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, data)
-            else:
-                mounts.mount("/dev/null", path, None, MS_BIND, None)
-            covered.append(path)
-            report[kind].append(path)
-    finally:
-        for fd in fds.values():
-            os.close(fd)
-    parts = [f"own mount namespace; private, empty /tmp-like directories: {', '.join(report['private'])}"]
-    if report["empty"]:
-        parts.append(f"emptied: {', '.join(report['empty'])}")
-    if report["hidden"]:
-        parts.append(f"hidden: {', '.join(report['hidden'])}")
-    read_only = [b for b in bound if b != run_dir]
-    if read_only:
-        parts.append(f"bound back read-only: {', '.join(read_only)}")
-    if hidden_missing:
-        parts.append(f"hidden paths that do not exist: {', '.join(hidden_missing)}")
-    if kept_visible:
-        parts.append(f"hidden paths kept because memgauge needs them: {', '.join(kept_visible)}")
-    try:
-        # a fresh /proc that shows an unprivileged program only its own processes
         try:
             mounts.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible")
         except OSError:
             mounts.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
-        parts.append("/proc shows the program only its own processes (hidepid)")
+        return "/proc shows the program only its own processes (hidepid)"
     except OSError as e:
-        parts.append(f"other processes stay visible in /proc ({e.strerror})")
-    return "; ".join(parts)
+        return f"other processes stay visible in /proc ({e.strerror})"

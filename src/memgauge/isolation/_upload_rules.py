@@ -183,18 +183,9 @@ def normalise(raw: str, *, is_dir: bool, what: str = "member") -> str:
     """The member's path as POSIX components with ``.`` and empty ones dropped; ``""`` only for a
     directory entry naming the top itself (``./``, which ``tar -C dir .`` writes). Anything that
     could reach outside, or that means something else on another system, is refused."""
-    if "\x00" in raw:
-        raise UploadError(f"{what} {raw!r}: NUL byte in the name")
-    if not raw:
-        raise UploadError(f"{what} {raw!r}: empty name")
-    if _CONTROL.search(raw):
-        raise UploadError(f"{what} {raw!r}: control character in the name")
-    if "\\" in raw:
-        raise UploadError(f"{what} {raw!r}: backslash in the name (a Windows path?); use '/'")
-    if _DRIVE.match(raw):
-        raise UploadError(f"{what} {raw!r}: a Windows drive path")
-    if raw.startswith("/"):
-        raise UploadError(f"{what} {raw!r}: an absolute path")
+    refused = _refused_name(raw)
+    if refused is not None:
+        raise UploadError(f"{what} {raw!r}: {refused}")
     parts = raw.split("/")
     if ".." in parts:
         raise UploadError(f"{what} {raw!r}: a '..' component, which could reach outside the upload")
@@ -213,6 +204,21 @@ def normalise(raw: str, *, is_dir: bool, what: str = "member") -> str:
     ):
         raise UploadError(f"{what} {raw!r}: name too long")
     return "/".join(parts)
+
+
+def _refused_name(raw: str) -> str | None:
+    """What makes ``raw`` no name an upload may hold as it is written, or None."""
+    for refused, why in (
+        ("\x00" in raw, "NUL byte in the name"),
+        (not raw, "empty name"),
+        (_CONTROL.search(raw) is not None, "control character in the name"),
+        ("\\" in raw, "backslash in the name (a Windows path?); use '/'"),
+        (_DRIVE.match(raw) is not None, "a Windows drive path"),
+        (raw.startswith("/"), "an absolute path"),
+    ):
+        if refused:
+            return why
+    return None
 
 
 def looks_like(data: bytes) -> str:

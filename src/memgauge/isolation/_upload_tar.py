@@ -135,6 +135,24 @@ class _Gunzip:
         pass
 
 
+def _extract(archive: tarfile.TarFile, member: tarfile.TarInfo, tally: Tally, sink: Sink) -> None:
+    """A member that is no directory: a regular file, written to ``sink``, or refused."""
+    raw = member.name
+    if member.type not in _TAR_FILE_TYPES:
+        raise UploadError(
+            f"{raw!r}: tar member type {member.type!r} is not accepted; only files and directories are"
+        )
+    if raw.endswith("/"):
+        raise UploadError(f"{raw!r}: a regular file whose name ends in '/'")
+    path = normalise(raw, is_dir=False)
+    tally.add(raw, path, is_dir=False)
+    content = archive.extractfile(member)
+    if content is None:  # only for links and devices, refused before
+        raise UploadError(f"{raw!r}: no content to read")
+    with content:
+        sink.file(path, bool(member.mode & 0o111), tally.chunks(raw, content))
+
+
 def walk_tar(data: bytes, tally: Tally, sink: Sink) -> None:
     limits = tally.limits
     stream = _Gunzip(data, limits.max_bytes + 2 * limits.max_files * _TAR_ENTRY_OVERHEAD + _TAR_SLACK)
@@ -157,20 +175,7 @@ def walk_tar(data: bytes, tally: Tally, sink: Sink) -> None:
                         tally.add(raw, path, is_dir=True)
                         sink.directory(path)
                     continue
-                if member.type not in _TAR_FILE_TYPES:
-                    raise UploadError(
-                        f"{raw!r}: tar member type {member.type!r} is not accepted; "
-                        "only files and directories are"
-                    )
-                if raw.endswith("/"):
-                    raise UploadError(f"{raw!r}: a regular file whose name ends in '/'")
-                path = normalise(raw, is_dir=False)
-                tally.add(raw, path, is_dir=False)
-                content = archive.extractfile(member)
-                if content is None:  # only for links and devices, refused above
-                    raise UploadError(f"{raw!r}: no content to read")
-                with content:
-                    sink.file(path, bool(member.mode & 0o111), tally.chunks(raw, content))
+                _extract(archive, member, tally, sink)
             stream.drain()
     except UploadError:
         raise

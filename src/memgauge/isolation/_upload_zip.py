@@ -36,14 +36,7 @@ def walk_zip(data: bytes, tally: Tally, sink: Sink) -> None:
         for member in archive.infolist():
             raw = member.orig_filename  # .filename is cut at a NUL byte, hiding it
             mode = member.external_attr >> 16
-            kind = stat.S_IFMT(mode)
-            if kind == stat.S_IFLNK:
-                raise UploadError(f"{raw!r}: a symbolic link; links are not accepted")
-            if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
-                raise UploadError(
-                    f"{raw!r}: a special file (mode {mode:o}); only files and directories are accepted"
-                )
-            is_dir = raw.endswith("/") or kind == stat.S_IFDIR
+            is_dir = _checked_kind(member, raw, mode)
             path = normalise(raw, is_dir=is_dir)
             if member.flag_bits & 0x1:
                 raise UploadError(f"{raw!r}: encrypted; encrypted archives are not accepted")
@@ -67,10 +60,32 @@ def walk_zip(data: bytes, tally: Tally, sink: Sink) -> None:
         for member, raw, path, is_dir, executable in plan:
             if is_dir:
                 sink.directory(path)
-                continue
-            try:
-                stream = archive.open(member)
-            except CORRUPT as e:
-                raise UploadError(f"{raw!r}: corrupt archive data: {e}") from None
-            with stream:
-                sink.file(path, executable, tally.chunks(raw, stream))
+            else:
+                _extract(archive, member, raw, path, executable, tally, sink)
+
+
+def _checked_kind(member: zipfile.ZipInfo, raw: str, mode: int) -> bool:
+    """Whether ``member`` is a directory; an error for a link or a special file."""
+    kind = stat.S_IFMT(mode)
+    if kind == stat.S_IFLNK:
+        raise UploadError(f"{raw!r}: a symbolic link; links are not accepted")
+    if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
+        raise UploadError(f"{raw!r}: a special file (mode {mode:o}); only files and directories are accepted")
+    return raw.endswith("/") or kind == stat.S_IFDIR
+
+
+def _extract(
+    archive: zipfile.ZipFile,
+    member: zipfile.ZipInfo,
+    raw: str,
+    path: str,
+    executable: bool,
+    tally: Tally,
+    sink: Sink,
+) -> None:
+    try:
+        stream = archive.open(member)
+    except CORRUPT as e:
+        raise UploadError(f"{raw!r}: corrupt archive data: {e}") from None
+    with stream:
+        sink.file(path, executable, tally.chunks(raw, stream))

@@ -218,16 +218,7 @@ class Layout:
         another (a sweep's metrics); not where that would cut a name the column was left out to
         keep whole (a run report's phase names)."""
         table = self.table
-        dropped: list[Column] = []
-        for column in optional:
-            if self._needed(dropped) <= self.width:
-                break
-            if any(column is c for c in table.columns) and len(dropped) < len(table.columns) - 1:
-                dropped.append(column)
-        for column in dropped[-2::-1] if second_chance else ():
-            if self._needed([c for c in dropped if c is not column]) <= self.width:
-                dropped.remove(column)
-        for column in dropped:
+        for column in self._left_out(optional, second_chance):
             remove_column(table, column)
         fits = self._needed() <= self.width
         widths: dict[int, int] = {}
@@ -243,15 +234,34 @@ class Layout:
         for column in table.columns:
             if self._role(column).kind == "path":
                 self._cut_path(column, widths)
-        for column in list(table.columns):
+        self._fill_rest(widths)
+        return table
+
+    def _left_out(self, optional: Sequence[Column], second_chance: bool) -> list[Column]:
+        """The ``optional`` columns to leave out, in order, for the others to fit (see ``fit``)."""
+        columns = self.table.columns
+        dropped: list[Column] = []
+        for column in optional:
+            if self._needed(dropped) <= self.width:
+                break
+            if any(column is c for c in columns) and len(dropped) < len(columns) - 1:
+                dropped.append(column)
+        for column in dropped[-2::-1] if second_chance else ():
+            if self._needed([c for c in dropped if c is not column]) <= self.width:
+                dropped.remove(column)
+        return dropped
+
+    def _fill_rest(self, widths: dict[int, int]) -> None:
+        """The "rest" columns get the room the others leave, or go where a removable one gets
+        less than its least."""
+        for column in list(self.table.columns):
             role = self._role(column)
             if role.kind == "rest":
                 room = self._room(column, widths)
                 if role.removable and room < role.least:
-                    remove_column(table, column)
+                    remove_column(self.table, column)
                 else:
                     column.max_width = max(role.least, room)
-        return table
 
     def _room(self, column: Column, widths: dict[int, int]) -> int:
         """What the columns whose widths are set, and the gaps, leave to ``column``."""

@@ -69,29 +69,21 @@ def _exit_status(status: int, oom: bool) -> ExitStatus:
     return ExitStatus(code=None, signal=sig, signal_name=name, oom_killed=oom and sig == signal.SIGKILL)
 
 
-def assemble_profile(
-    target: Target,
-    state: RunState,
-    watcher: TreeWatcher,
-    group: MemoryGroup | None,
-    group_reason: str,
-    events_dir: str,
-    wall: float,
-    global_ooms: int,
-    options: RunOptions,
-    gpu_seen: tuple[NvmlSamples | None, str] = (None, ""),
-) -> Profile:
-    t0 = watcher.t0
-    # every file the processes wrote and the profile cannot use (see capture's wire format)
-    warnings: list[CaptureWarning] = []
-    events = read_events(events_dir, warnings=warnings)
+def _check_bootstrap(events: list[dict[str, Any]], state: RunState, target: Target) -> None:
+    """A module the bootstrap could not find is the user's error, not the program's exit."""
     main_status = state.reaped[state.main_pid].status
-    bootstrap_failed = os.WIFEXITED(main_status) and os.WEXITSTATUS(main_status) == BOOTSTRAP_FAILED
+    if not (os.WIFEXITED(main_status) and os.WEXITSTATUS(main_status) == BOOTSTRAP_FAILED):
+        return
     for ev in events:
-        if bootstrap_failed and ev["ev"] == EV_ERROR and ev.get("kind") == MODULE_NOT_FOUND:
+        if ev["ev"] == EV_ERROR and ev.get("kind") == MODULE_NOT_FOUND:
             raise TargetNotFoundError(str(ev.get("message", f"no module named {target.value}")))
 
-    # per-process records: the watcher's, completed by what the processes reported themselves
+
+def _merge_events(
+    events: list[dict[str, Any]], watcher: TreeWatcher, state: RunState, t0: float
+) -> tuple[dict[int, WatchedProcess], set[int], dict[str, Any]]:
+    """The watcher's per-process records completed by what the processes reported themselves:
+    by pid, the pids whose peak is their own exact figure, and the program's environment."""
     by_pid: dict[int, WatchedProcess] = {}
     for proc in watcher.processes:
         by_pid[proc.pid] = proc  # the latest image of a pid is the one that emits events
@@ -103,28 +95,37 @@ def assemble_profile(
         if found is None:
             # lived between two samples: known only from its own events
             t = float(ev["t"]) - t0
-            proc = WatchedProcess(pid, None, (0, 0), [], t, t, alive=False)
-            by_pid[pid] = proc
-            watcher.processes.append(proc)
-        else:
-            proc = found
+            found = by_pid[pid] = WatchedProcess(pid, None, (0, 0), [], t, t, alive=False)
+            watcher.processes.append(found)
+        proc = found
         if ev["ev"] in (EV_PHASE_START, EV_HWM_RESET):
             proc.peak = max(proc.peak, int(ev["hwm_before"]))
         elif ev["ev"] == EV_PHASE_END:
             proc.peak = max(proc.peak, int(ev["peak"]))
         elif ev["ev"] == EV_EXIT:
-            proc.peak = max(proc.peak, int(ev["hwm"]))
-            proc.last_seen = max(proc.last_seen, float(ev["t"]) - t0)
             exact.add(pid)
-            proc.cmdline = proc.cmdline or user_cmdline(list(ev.get("cmdline") or [])) or []
+            env = _exited(proc, ev, state, t0)
             if pid == state.main_pid or not program_env:
-                program_env = dict(ev.get("env") or {})
-            if pid == state.main_pid:
-                state.program_times = {k: float(ev[k]) for k in ("started", "ended") if k in ev}
-            for what, seconds in dict(ev.get("own_cpu") or {}).items():
-                if isinstance(seconds, (int, float)):
-                    state.own_cpu.append((str(what), pid, float(seconds)))
+                program_env = env
+    return by_pid, exact, program_env
 
+
+def _exited(proc: WatchedProcess, ev: dict[str, Any], state: RunState, t0: float) -> dict[str, Any]:
+    """A process's exit report into its record and the run's state; returns its environment."""
+    proc.peak = max(proc.peak, int(ev["hwm"]))
+    proc.last_seen = max(proc.last_seen, float(ev["t"]) - t0)
+    proc.cmdline = proc.cmdline or user_cmdline(list(ev.get("cmdline") or [])) or []
+    if proc.pid == state.main_pid:
+        state.program_times = {k: float(ev[k]) for k in ("started", "ended") if k in ev}
+    for what, seconds in dict(ev.get("own_cpu") or {}).items():
+        if isinstance(seconds, (int, float)):
+            state.own_cpu.append((str(what), proc.pid, float(seconds)))
+    return dict(ev.get("env") or {})
+
+
+def _process_records(
+    watcher: TreeWatcher, state: RunState, by_pid: dict[int, WatchedProcess], exact: set[int]
+) -> list[ProcessRecord]:
     processes = [
         ProcessRecord(
             pid=p.pid,
@@ -141,7 +142,44 @@ def assemble_profile(
         if not p.replaced_by_exec
     ]
     processes.sort(key=lambda r: (r.start_seconds, r.pid))
+    return processes
 
+
+def _between_samples(
+    processes: list[ProcessRecord], sampled_peaks: dict[int, int], charged: set[int]
+) -> list[str]:
+    """A note for each process whose peak fell between its line samples (not one charged whole
+    to the line that started it)."""
+    notes = []
+    for record in processes:
+        sampled = sampled_peaks.get(record.pid)
+        if record.pid not in charged and sampled is not None and sampled < 0.9 * record.peak_resident_bytes:
+            notes.append(
+                f"process {record.pid}: its peak ({format_bytes(record.peak_resident_bytes)}) fell between "
+                f"line samples; its attribution describes the highest sample ({format_bytes(sampled)})"
+            )
+    return notes
+
+
+def assemble_profile(
+    target: Target,
+    state: RunState,
+    watcher: TreeWatcher,
+    group: MemoryGroup | None,
+    group_reason: str,
+    events_dir: str,
+    wall: float,
+    global_ooms: int,
+    options: RunOptions,
+    gpu_seen: tuple[NvmlSamples | None, str] = (None, ""),
+) -> Profile:
+    t0 = watcher.t0
+    # every file the processes wrote and the profile cannot use (see capture's wire format)
+    warnings: list[CaptureWarning] = []
+    events = read_events(events_dir, warnings=warnings)
+    _check_bootstrap(events, state, target)
+    by_pid, exact, program_env = _merge_events(events, watcher, state, t0)
+    processes = _process_records(watcher, state, by_pid, exact)
     phases = _phases_from_events(events, t0, by_pid, wall)
     oom = (group.oom_kills() if group is not None else global_ooms) > 0
     peak = _tree_peak(watcher, group, processes, group_reason)
@@ -169,15 +207,7 @@ def assemble_profile(
     charged, charged_notes = charge_unsampled(line_data, processes)
     peak.attribution = sorted([*line_data.attribution, *charged], key=lambda a: -a.bytes)
     peak.notes += charged_notes
-    for record in processes:
-        sampled = line_data.sampled_peaks.get(record.pid)
-        if any(a.pid == record.pid for a in charged):
-            continue
-        if sampled is not None and sampled < 0.9 * record.peak_resident_bytes:
-            peak.notes.append(
-                f"process {record.pid}: its peak ({format_bytes(record.peak_resident_bytes)}) fell between "
-                f"line samples; its attribution describes the highest sample ({format_bytes(sampled)})"
-            )
+    peak.notes += _between_samples(processes, line_data.sampled_peaks, {a.pid for a in charged})
     allocation_peak: AllocationPeak | None = None
     reconciliation: list[Reconciliation] = []
     if options.alloc:

@@ -184,12 +184,49 @@ def assemble_gpu(
     (the run's start, on NVML sampling's clock) the utilisation's times are seconds since ``t0``;
     without it, since sampling began."""
     offset = 0.0 if samples is None or t0 is None else samples.t_start - t0
-    inside: dict[str, GpuDevice] = {}  # by uuid, else "#index"
-    rows: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    inside, rows, tensors, windows, keys = _read_inside(records)
+    devices: list[GpuDevice] = []
+    for key, device in inside.items():
+        _allocator(device, rows.get(key, []), tensors.get(key, []))
+        device.windows = windows.get(key, [])
+        _cap(
+            device,
+            [int(records[pid]["cap_bytes"]) for pid, _ in rows.get(key, []) if "cap_bytes" in records[pid]],
+        )
+        devices.append(device)
+    _snapshots(records, keys, inside, devices)
+    if samples is not None:
+        _add_nvml(samples, inside, rows, tree, devices, offset)
+    loading = {str(r.get("module_loading", "")) for r in records.values()} - {""}
+    for device in devices:
+        if nvml_note:
+            device.notes.append(nvml_note)
+        if loading:
+            device.notes.append(f"CUDA_MODULE_LOADING={', '.join(sorted(loading))}")
+        elif records:
+            device.notes.append("CUDA_MODULE_LOADING unset (lazy loading on current drivers)")
+    devices.sort(key=lambda d: d.index)
+    if devices:
+        return devices, nvml_note or (samples.note if samples is not None else "")
+    if nvml_note:
+        return [], nvml_note
+    return [], "no GPU used by the run"
+
+
+_Rows = dict[str, list[tuple[int, dict[str, Any]]]]
+_Keys = dict[int, dict[int, str]]
+
+
+def _read_inside(
+    records: dict[int, dict[str, Any]],
+) -> tuple[dict[str, GpuDevice], _Rows, dict[str, list[int]], dict[str, list[GpuWindow]], _Keys]:
+    """The devices the processes' records name (by uuid, else "#index"), with each device's
+    allocator rows (pid, row), tensor totals and windows, and per pid torch's device index -> key."""
+    inside: dict[str, GpuDevice] = {}
+    rows: _Rows = {}
     tensors: dict[str, list[int]] = {}
     windows: dict[str, list[GpuWindow]] = {}
-    loading = {str(r.get("module_loading", "")) for r in records.values()}
-    keys: dict[int, dict[int, str]] = {}  # pid -> torch's device index -> the device's key
+    keys: _Keys = {}
     for pid, record in sorted(records.items()):
         by_index = keys[pid] = {}
         for row in record["devices"]:
@@ -206,17 +243,20 @@ def assemble_gpu(
             fields = {k: w[k] for k in ("kind", "name", "allocated_peak", "reserved_peak", "active_peak")}
             ends = {"allocated_end": w["allocated_end"], "reserved_end": w["reserved_end"]}
             windows.setdefault(key, []).append(GpuWindow(**fields, **ends, pid=pid))
-    devices: list[GpuDevice] = []
-    for key, device in inside.items():
-        _allocator(device, rows.get(key, []), tensors.get(key, []))
-        device.windows = windows.get(key, [])
-        _cap(
-            device,
-            [int(records[pid]["cap_bytes"]) for pid, _ in rows.get(key, []) if "cap_bytes" in records[pid]],
-        )
-        devices.append(device)
-    _snapshots(records, keys, inside, devices)
-    for seen in samples.devices if samples is not None else []:
+    return inside, rows, tensors, windows, keys
+
+
+def _add_nvml(
+    samples: NvmlSamples,
+    inside: dict[str, GpuDevice],
+    rows: _Rows,
+    tree: set[int],
+    devices: list[GpuDevice],
+    offset: float,
+) -> None:
+    """NVML's samples of each device joined to the device the records name (a device only NVML
+    saw is added where a process of the run used it)."""
+    for seen in samples.devices:
         # torch gave no uuid (an old torch): the index, which agrees unless CUDA_VISIBLE_DEVICES is set
         key = seen.device.uuid if seen.device.uuid in inside else f"#{seen.device.index}"
         found = inside.get(key)
@@ -225,23 +265,9 @@ def assemble_gpu(
                 continue  # a device the run never used
             found = GpuDevice(index=seen.device.index)
             devices.append(found)
-        device = found
-        device.uuid = device.uuid or seen.device.uuid
+        found.uuid = found.uuid or seen.device.uuid
         reserved = {pid: int(row["reserved_peak"]) for pid, row in rows.get(key, [])}
-        _nvml(device, seen, tree, reserved, samples.series_interval if samples is not None else 0.0, offset)
-    for device in devices:
-        if nvml_note:
-            device.notes.append(nvml_note)
-        if loading - {""}:
-            device.notes.append(f"CUDA_MODULE_LOADING={', '.join(sorted(loading - {''}))}")
-        elif records:
-            device.notes.append("CUDA_MODULE_LOADING unset (lazy loading on current drivers)")
-    devices.sort(key=lambda d: d.index)
-    if devices:
-        return devices, nvml_note or (samples.note if samples is not None else "")
-    if nvml_note:
-        return [], nvml_note
-    return [], "no GPU used by the run"
+        _nvml(found, seen, tree, reserved, samples.series_interval, offset)
 
 
 def gpu_of(

@@ -321,12 +321,7 @@ def fit_limit(
             high = first
         else:
             low = first
-    while high - low > precision_bytes:
-        middle = _page((low + high) // 2)
-        if run(middle).survived:
-            high = middle
-        else:
-            low = middle
+    low, high = _bisect(lambda limit: run(limit).survived, low, high, precision_bytes)
     result.smallest_surviving_bytes = high
     result.largest_failing_bytes = low or None
     # full speed: between the smallest surviving limit and the unlimited peak, the limits already
@@ -338,14 +333,20 @@ def fit_limit(
             quick = t.limit_bytes
         elif not fast(t) and slow < t.limit_bytes < quick:
             slow = t.limit_bytes
-    while quick - slow > precision_bytes:
-        middle = _page((slow + quick) // 2)
-        if fast(run(middle)):
-            quick = middle
-        else:
-            slow = middle
-    result.full_speed_bytes = quick
+    result.full_speed_bytes = _bisect(lambda limit: fast(run(limit)), slow, quick, precision_bytes)[1]
     return result
+
+
+def _bisect(good: Callable[[int], bool], bad: int, ok: int, precision: int) -> tuple[int, int]:
+    """Between a limit that is not ``good`` (``bad``) and one that is (``ok``), page-aligned halves
+    tried until they are ``precision`` apart; the two limits they end at."""
+    while ok - bad > precision:
+        middle = _page((bad + ok) // 2)
+        if good(middle):
+            ok = middle
+        else:
+            bad = middle
+    return bad, ok
 
 
 def _page(n: int) -> int:

@@ -20,7 +20,7 @@ import contextlib
 import os
 import signal
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memgauge._env import ENV_ALLOC, ENV_EVENTS_DIR, ENV_LINE_SAMPLER, ENV_LINES, ENV_LINES_OUTSIDE, ENV_TORCH
 from memgauge._errors import CommandNotExecutableError, CommandNotFoundError, LimitError
@@ -28,30 +28,23 @@ from memgauge.capture import AUTOSTART_DIR
 from memgauge.isolation import HardLimits, NoIsolation
 from memgauge.runner._overhead import overhead_of, own_process_cpu, prewarm
 from memgauge.runner._run_records import record_enforcement, record_group_counters
-from memgauge.runner._state import Reaped, RunState
+from memgauge.runner._state import RunState
 from memgauge.runner._target import Target
+from memgauge.runner._waiting import WAITED, reap, watch
 from memgauge.watcher import create_memory_group
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    import subprocess
+    from collections.abc import Callable, Iterable, Sequence
 
     from memgauge.isolation import Isolation, SandboxRun
     from memgauge.model import Profile
-    from memgauge.watcher import MemoryGroup
+    from memgauge.watcher import MemoryGroup, TimelineBuilder, TreeWatcher
 
 # Only what starting the program needs is imported above: the modules that sample, assemble and
 # describe the run (dataclasses, json, ...) are imported once the program runs, on the other core,
 # instead of delaying its start.
 
-_FORWARDED = (
-    signal.SIGINT,
-    signal.SIGTERM,
-    signal.SIGHUP,
-    signal.SIGQUIT,
-    signal.SIGUSR1,
-    signal.SIGUSR2,
-)
-_WAITED = {signal.SIGCHLD, *_FORWARDED}
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -167,40 +160,109 @@ def _choose_line_sampler(options: RunOptions) -> str | None:
     return None if why is None else f"in-process ({why})"
 
 
-def _reap(state: RunState, now: float) -> None:
-    while True:
-        try:
-            pid, status, usage = os.wait4(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        state.reaped[pid] = Reaped(status, usage.ru_utime, usage.ru_stime, now)
-
-
-def _child_exited() -> bool:
-    """Whether a child waits to be reaped (without reaping it)."""
+def _memory_group(options: RunOptions) -> tuple[MemoryGroup | None, str]:
+    """The run's memory cgroup, limited to ``memory_limit_bytes`` where given, or None and why
+    not; a LimitError where that limit cannot be set (the group made for it removed again)."""
+    group, reason = None, "disabled with --cgroup off"
+    if options.cgroup != "off":
+        group, reason = create_memory_group(options.cgroup)
+    if options.memory_limit_bytes is None:
+        return group, reason
+    if group is None:
+        raise LimitError(f"cannot enforce a memory limit without a cgroup: {reason}")
     try:
-        return os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
+        group.set_limit(options.memory_limit_bytes)
+    except OSError as e:
+        group.close()
+        raise LimitError(f"cannot set the cgroup memory limit: {e.strerror}") from e
+    return group, reason
+
+
+def _limited_by_group(limits: HardLimits | None, group: MemoryGroup | None) -> bool:
+    """Whether an enforced memory limit is the group's own (else the watchdog alone guards it;
+    the profile says which did)."""
+    if limits is None or limits.memory_bytes is None or group is None:
         return False
-
-
-def _shares_our_group(pid: int) -> bool:
     try:
-        return os.getpgid(pid) == os.getpgrp()
-    except ProcessLookupError:
+        group.set_limit(limits.memory_bytes)
+    except OSError:
         return False
+    return True
 
 
-def _handle(info: Any, state: RunState, now: float) -> None:
-    if info.si_signo == signal.SIGCHLD:
-        _reap(state, now)
-    elif not state.main_done and (info.si_code <= 0 or not _shares_our_group(state.main_pid)):
-        # forwarded when sent by a process (kill, sigqueue) rather than by the terminal to the
-        # whole foreground group, unless the program left that group (setsid, setpgid)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(state.main_pid, info.si_signo)
+def _record_group(
+    profile: Profile,
+    group: MemoryGroup | None,
+    options: RunOptions,
+    limits: HardLimits | None,
+    by_group: bool,
+) -> None:
+    """The group's counters into the profile, with the limit it had: ``memory_limit_bytes`` and
+    the enforced one, the lower."""
+    if group is None:
+        return
+    limit = options.memory_limit_bytes
+    if by_group and limits is not None and limits.memory_bytes is not None:
+        limit = limits.memory_bytes if limit is None else min(limit, limits.memory_bytes)
+    record_group_counters(profile, group, limit)
+
+
+def _watcher(
+    pid: int, group: MemoryGroup | None, limits: HardLimits | None, options: RunOptions, t0: float
+) -> tuple[TimelineBuilder, TreeWatcher]:
+    """The timeline and the tree's watcher (sampling at most every watchdog interval under an
+    enforced limit; the accessed bits left alone under a memory limit: clearing them steers
+    reclaim)."""
+    from memgauge.watcher import TimelineBuilder, TreeWatcher
+
+    max_interval = HardLimits.WATCHDOG_INTERVAL if limits is not None else 5.0
+    builder = TimelineBuilder(
+        min(options.interval, max_interval), options.timeline_capacity, max_interval=max_interval
+    )
+    working_set = options.memory_limit_bytes is None
+    return builder, TreeWatcher(pid, group, builder, t0, options.clock, working_set=working_set)
+
+
+def _preexec(blocked: Iterable[int], groups: list[str], join_groups: Sequence[str]) -> Callable[[], None]:
+    """What the child runs before exec: memgauge's signal mask undone, then into its groups (it
+    starts charged to them)."""
+
+    def preexec() -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        for path in (*groups, *join_groups):
+            with open(path, "w") as f:
+                f.write(str(os.getpid()))
+
+    return preexec
+
+
+def _program_ended(watcher: TreeWatcher, isolation: Isolation, reap_now: Callable[[], None]) -> None:
+    """The watcher's last samples and the isolation's end, once the program's main process ended;
+    signals that arrived meanwhile (a second Ctrl-C) must not hit memgauge."""
+    watcher.sample()
+    watcher.finish_cpu()
+    isolation.program_ended(reap_now)
+    watcher.close()
+    while signal.sigtimedwait(WAITED, 0) is not None:
+        reap_now()
+
+
+def _wait_for(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def _spawn(
+    isolation: Isolation, target: Target, env: dict[str, str], preexec: Callable[[], None]
+) -> subprocess.Popen[bytes]:
+    try:
+        return isolation.spawn(target.argv(), env, preexec)
+    except FileNotFoundError as e:
+        raise CommandNotFoundError(f"command not found: {target.value}") from e
+    except PermissionError as e:
+        raise CommandNotExecutableError(f"cannot execute {target.value}: {e.strerror}") from e
+    except OSError as e:
+        raise CommandNotExecutableError(f"cannot execute {target.value}: {e.strerror or e}") from e
 
 
 def run_program(target: Target, options: RunOptions | None = None) -> Profile:
@@ -212,29 +274,14 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
     cpu_before = own_process_cpu()
     target.check()
     clock = options.clock
-    group: MemoryGroup | None = None
-    group_reason = "disabled with --cgroup off"
+    group: MemoryGroup | None = None  # closed at the end, however the run ends
     isolation = options.isolation()
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _WAITED)
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, WAITED)
     try:
         # first: a sandbox's mounts decide what the rest (cgroups, the events directory) sees
         limits = isolation.enter(options.enforce)
-        if options.cgroup != "off":
-            group, group_reason = create_memory_group(options.cgroup)
-        if options.memory_limit_bytes is not None:
-            if group is None:
-                raise LimitError(f"cannot enforce a memory limit without a cgroup: {group_reason}")
-            try:
-                group.set_limit(options.memory_limit_bytes)
-            except OSError as e:
-                raise LimitError(f"cannot set the cgroup memory limit: {e.strerror}") from e
-        enforced_by_group = False
-        if limits is not None and limits.memory_bytes is not None and group is not None:
-            try:
-                group.set_limit(limits.memory_bytes)
-                enforced_by_group = True
-            except OSError:
-                pass  # the watchdog alone guards the limit; the profile says which did
+        group, group_reason = _memory_group(options)
+        enforced_by_group = _limited_by_group(limits, group)
         events_dir, env = isolation.prepare(group, group_reason, enforced_by_group)
         env[ENV_EVENTS_DIR] = events_dir
         _instrument(env, options)
@@ -244,37 +291,16 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             # imported now, not between the watcher's first samples (a gap in the timeline)
             from memgauge.watcher import OutsideLines
         oom_before = _global_oom_kills()
-        procs_file = group.procs_file if group is not None else None
-
-        def preexec() -> None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-            for path in (procs_file, *options.join_groups):
-                if path is not None:
-                    with open(path, "w") as f:
-                        f.write(str(os.getpid()))
-
+        preexec = _preexec(blocked, [group.procs_file] if group is not None else [], options.join_groups)
         started_at = time.time()
         spawned = time.monotonic()
         t0 = clock()
-        try:
-            child = isolation.spawn(target.argv(), env, preexec)
-        except FileNotFoundError as e:
-            raise CommandNotFoundError(f"command not found: {target.value}") from e
-        except PermissionError as e:
-            raise CommandNotExecutableError(f"cannot execute {target.value}: {e.strerror}") from e
-        except OSError as e:
-            raise CommandNotExecutableError(f"cannot execute {target.value}: {e.strerror or e}") from e
+        child = _spawn(isolation, target, env, preexec)
         _set_subreaper(True)
         # the watcher's modules load while the program starts, on the other core
-        from memgauge.watcher import TimelineBuilder, TreeWatcher, start_nvml_sampler
+        from memgauge.watcher import start_nvml_sampler
 
-        max_interval = HardLimits.WATCHDOG_INTERVAL if limits is not None else 5.0
-        builder = TimelineBuilder(
-            min(options.interval, max_interval), options.timeline_capacity, max_interval=max_interval
-        )
-        # under a memory limit the accessed bits are left alone: clearing them steers reclaim
-        working_set = options.memory_limit_bytes is None
-        watcher = TreeWatcher(child.pid, group, builder, t0, clock, working_set=working_set)
+        builder, watcher = _watcher(child.pid, group, limits, options, t0)
         state = RunState(child.pid)
         outside = None
         if line_sampler is None:
@@ -282,59 +308,27 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             outside = OutsideLines(
                 events_dir, child.pid, lib=options.lines == "lib", clock=clock, python=python
             )
-        next_sample = clock()
         try:
             watcher.sample()  # at once: a program may not live long
             nvml = start_nvml_sampler(child.pid)  # NVML's thread polls the GPUs while the program runs
             prewarm()
-            while not state.main_done:
-                watcher.sample()
-                if limits is not None and state.stopped_by is None:
-                    reason = limits.crossed(watcher.last_resident, clock() - t0, watcher.last_cpu)
-                    reason = reason or isolation.crossed()
-                    if reason is not None:
-                        state.stopped_by = reason + " (watchdog)"
-                        watcher.kill_all()
-                next_sample += builder.interval
-                wait = next_sample - clock()
-                if wait < 0:
-                    next_sample, wait = clock(), 0.0
-                info = signal.sigtimedwait(_WAITED, wait)
-                if info is None and _child_exited():
-                    # a SIGCHLD this thread did not get: run_program used as a library in a
-                    # process with other threads (which the kernel may hand the signal to)
-                    watcher.sample()
-                    _reap(state, clock() - t0)
-                while info is not None:
-                    if info.si_signo == signal.SIGCHLD:
-                        # before reaping: a zombie's /proc/PID/stat still holds its final CPU times
-                        watcher.sample()
-                    _handle(info, state, clock() - t0)
-                    info = signal.sigtimedwait(_WAITED, 0)
+            watch(state, watcher, builder, limits, isolation, clock, t0)
         except BaseException:
             # the measurement broke, the program did not: let it finish as if run directly
             if outside is not None:
                 outside.stop()
             if not state.main_done:
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(child.pid, 0)
+                _wait_for(child.pid)
             raise
         wall = state.reaped[child.pid].at
         reaped = spawned + wall
         gpu_seen = (None, nvml) if isinstance(nvml, str) else (nvml.stop(), "")
         child.returncode = os.waitstatus_to_exitcode(state.reaped[child.pid].status)
-        watcher.sample()
-        watcher.finish_cpu()
-        isolation.program_ended(lambda: _reap(state, clock() - t0))
-        watcher.close()
-        # signals that arrived as the child ended (a second Ctrl-C) must not hit memgauge
-        while signal.sigtimedwait(_WAITED, 0) is not None:
-            _reap(state, clock() - t0)
+        _program_ended(watcher, isolation, lambda: reap(state, clock() - t0))
         global_ooms = _global_oom_kills() - oom_before
         if outside is not None:
             line_sampler = outside.finish()
-            if outside.pid is not None:
-                state.reaped.pop(outside.pid, None)  # py-spy's CPU time is not the program's
+            state.reaped.pop(outside.pid or -1, None)  # py-spy's CPU time is not the program's
         # loaded by prewarm's thread while the program ran (this waits for it where it has not
         # finished): imported in the main loop, it left a gap in the samples (~130 ms uncompiled,
         # where PYTHONDONTWRITEBYTECODE is set) that a short-lived child fell into
@@ -348,11 +342,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             profile.environment.setdefault("measurement", {})["line_sampler"] = line_sampler
         if limits is not None:
             record_enforcement(profile, limits, state, enforced_by_group, group_reason)
-        if group is not None:
-            limit = options.memory_limit_bytes
-            if enforced_by_group and limits is not None and limits.memory_bytes is not None:
-                limit = limits.memory_bytes if limit is None else min(limit, limits.memory_bytes)
-            record_group_counters(profile, group, limit)
+        _record_group(profile, group, options, limits, enforced_by_group)
         isolation.finish(profile)
         profile.overhead = overhead_of(
             state,

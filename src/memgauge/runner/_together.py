@@ -105,9 +105,7 @@ def run_together(
                     stderr=subprocess.DEVNULL,
                     preexec_fn=enter_group,  # noqa: PLW1509 (memgauge starts no threads before)
                 )
-            for i, p in enumerate(procs):
-                if p is not None and ended[i] is None and p.poll() is not None:
-                    ended[i] = time.monotonic()
+            _note_ended(procs, ended)
             if not pending and all(e is not None for e in ended):
                 break
             if wall_cap is not None and now - t0 > wall_cap:
@@ -115,11 +113,7 @@ def run_together(
                 break
             time.sleep(_POLL)
         wall = time.monotonic() - t0
-        for p in procs:
-            if p is not None and p.poll() is None:
-                with contextlib.suppress(OSError):
-                    p.send_signal(signal.SIGKILL)
-                p.wait()
+        _kill_running(procs)
         return TogetherRun(
             limit_bytes=limit_bytes,
             offsets_seconds=list(offsets),
@@ -134,9 +128,20 @@ def run_together(
             stalled=stalled,
         )
     finally:
-        for p in procs:
-            if p is not None and p.poll() is None:
-                with contextlib.suppress(OSError):
-                    p.kill()
-                p.wait()
+        _kill_running(procs)
         group.close()
+
+
+def _note_ended(procs: Sequence[subprocess.Popen[bytes] | None], ended: list[float | None]) -> None:
+    for i, p in enumerate(procs):
+        if p is not None and ended[i] is None and p.poll() is not None:
+            ended[i] = time.monotonic()
+
+
+def _kill_running(procs: Sequence[subprocess.Popen[bytes] | None]) -> None:
+    """What still runs of ``procs`` killed (SIGKILL) and waited for."""
+    for p in procs:
+        if p is not None and p.poll() is None:
+            with contextlib.suppress(OSError):
+                p.send_signal(signal.SIGKILL)
+            p.wait()

@@ -31,6 +31,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
+    _Protocol = H11Protocol
+else:
+    _Protocol = object  # uvicorn is the service extra's: imported where a server starts
+
 __all__ = ["Front", "FrontLimits", "open_files_limit", "protocol_class", "run_server"]
 
 # files the server keeps for itself beside its connections: the database, logs, runs' pipes
@@ -78,98 +82,104 @@ def open_files_limit(wanted: int) -> int:
     return max(1, min(wanted, soft - _RESERVED_FILES))
 
 
+class _FrontRules(_Protocol):
+    """The front's rules over uvicorn's h11 protocol (the class ``protocol_class`` makes puts this
+    before ``H11Protocol``): ``front`` is the state its connections share."""
+
+    front: Front
+    _counted: str | None = None
+    _deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        front, limits = self.front, self.front.limits
+        host = self.client[0] if self.client else ""
+        if front.by_client.get(host, 0) >= limits.per_client:
+            front.refused += 1
+            transport.close()
+            return
+        if front.open >= limits.max_connections and not self._make_room():
+            front.refused += 1
+            transport.close()
+            return
+        self._counted = host
+        front.by_client[host] = front.by_client.get(host, 0) + 1
+        front.open += 1
+        self._wait_for_headers()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._headers_done()
+        self._uncount()
+        super().connection_lost(exc)
+
+    def _uncount(self) -> None:
+        host = self._counted
+        if host is None:
+            return
+        self._counted = None
+        self.front.open -= 1
+        left = self.front.by_client.get(host, 1) - 1
+        if left > 0:
+            self.front.by_client[host] = left
+        else:
+            self.front.by_client.pop(host, None)
+
+    def data_received(self, data: bytes) -> None:
+        cycle = self.cycle
+        super().data_received(data)
+        if self.cycle is not cycle:  # a request's headers are complete: it is working now
+            self._headers_done()
+
+    def on_response_complete(self) -> None:
+        cycle = self.cycle
+        super().on_response_complete()
+        # the next request's headers have a deadline of their own (uvicorn's keep-alive timeout
+        # ends a silent connection sooner; a slow trickle of bytes cancels that one, not this)
+        if self.cycle is cycle and self._counted is not None and not self.transport.is_closing():
+            self._wait_for_headers()
+
+    def _wait_for_headers(self) -> None:
+        self._headers_done()
+        self._deadline = self.loop.call_later(self.front.limits.header_seconds, self._expire)
+        self.front.waiting[self] = None
+
+    def _headers_done(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        self.front.waiting.pop(self, None)
+
+    def _expire(self) -> None:
+        self._deadline = None
+        self.front.waiting.pop(self, None)
+        if not self.transport.is_closing():
+            self.front.expired += 1
+            self.transport.close()
+
+    def _make_room(self) -> bool:
+        """Closes the oldest connection still waiting for its headers; False when every open
+        connection has a request in flight."""
+        front = self.front
+        while front.waiting:
+            oldest, _ = front.waiting.popitem(last=False)
+            oldest._headers_done()
+            if not oldest.transport.is_closing():
+                front.evicted += 1
+                # its place is free now, not once the loop reports it lost: a burst of new
+                # connections closes one waiting connection each, not more
+                oldest._uncount()
+                oldest.transport.close()
+                return True
+        return False
+
+
 def protocol_class(front: Front) -> type[H11Protocol]:
     """uvicorn's h11 protocol with the front's rules (``uvicorn.Config(http=...)`` takes the class;
     uvicorn makes one per connection)."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    limits = front.limits
-
-    class FrontProtocol(H11Protocol):
-        _counted: str | None = None
-        _deadline: asyncio.TimerHandle | None = None
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            host = self.client[0] if self.client else ""
-            if front.by_client.get(host, 0) >= limits.per_client:
-                front.refused += 1
-                transport.close()
-                return
-            if front.open >= limits.max_connections and not self._make_room():
-                front.refused += 1
-                transport.close()
-                return
-            self._counted = host
-            front.by_client[host] = front.by_client.get(host, 0) + 1
-            front.open += 1
-            self._wait_for_headers()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._headers_done()
-            self._uncount()
-            super().connection_lost(exc)
-
-        def _uncount(self) -> None:
-            host = self._counted
-            if host is None:
-                return
-            self._counted = None
-            front.open -= 1
-            left = front.by_client.get(host, 1) - 1
-            if left > 0:
-                front.by_client[host] = left
-            else:
-                front.by_client.pop(host, None)
-
-        def data_received(self, data: bytes) -> None:
-            cycle = self.cycle
-            super().data_received(data)
-            if self.cycle is not cycle:  # a request's headers are complete: it is working now
-                self._headers_done()
-
-        def on_response_complete(self) -> None:
-            cycle = self.cycle
-            super().on_response_complete()
-            # the next request's headers have a deadline of their own (uvicorn's keep-alive timeout
-            # ends a silent connection sooner; a slow trickle of bytes cancels that one, not this)
-            if self.cycle is cycle and self._counted is not None and not self.transport.is_closing():
-                self._wait_for_headers()
-
-        def _wait_for_headers(self) -> None:
-            self._headers_done()
-            self._deadline = self.loop.call_later(limits.header_seconds, self._expire)
-            front.waiting[self] = None
-
-        def _headers_done(self) -> None:
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
-            front.waiting.pop(self, None)
-
-        def _expire(self) -> None:
-            self._deadline = None
-            front.waiting.pop(self, None)
-            if not self.transport.is_closing():
-                front.expired += 1
-                self.transport.close()
-
-        def _make_room(self) -> bool:
-            """Closes the oldest connection still waiting for its headers; False when every open
-            connection has a request in flight."""
-            while front.waiting:
-                oldest, _ = front.waiting.popitem(last=False)
-                oldest._headers_done()
-                if not oldest.transport.is_closing():
-                    front.evicted += 1
-                    # its place is free now, not once the loop reports it lost: a burst of new
-                    # connections closes one waiting connection each, not more
-                    oldest._uncount()
-                    oldest.transport.close()
-                    return True
-            return False
-
-    return FrontProtocol
+    made: type[H11Protocol] = type("FrontProtocol", (_FrontRules, H11Protocol), {"front": front})
+    return made
 
 
 def run_server(app: Any, sock: Any, limits: FrontLimits, *, log_level: str = "warning") -> Front:

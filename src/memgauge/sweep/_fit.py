@@ -179,7 +179,26 @@ def _search(
         bracket.good = value
     else:
         bracket.bad = value
-    # downwards until something fits, a bisection after each guess that did not halve the range
+    ended = _downwards(run, trials, bracket, limits, low, tolerance)
+    ended = ended or _upwards(run, trials, bracket, limits, high)
+    if ended is not None:
+        return ended
+    _between(run, trials, bracket, limits, tolerance)
+    good, bad = bracket.good, bracket.bad
+    assert good is not None and bad is not None
+    return "boundary" if bad - good <= 1 else "tolerance"
+
+
+def _downwards(
+    run: Callable[[int, bool], FitTrial],
+    trials: list[FitTrial],
+    bracket: _Bracket,
+    limits: dict[str, float],
+    low: int,
+    tolerance: float,
+) -> str | None:
+    """Downwards until something fits, a bisection after each guess that did not halve the range;
+    "nothing fits" where not even ``low`` does."""
     bisect_next = False
     while bracket.good is None:
         bad = bracket.bad
@@ -195,9 +214,20 @@ def _search(
         else:
             bracket.bad = nxt
             bisect_next = guess is not None and (nxt - low) * 2 > width
-    # upwards until something does not fit
+    return None
+
+
+def _upwards(
+    run: Callable[[int, bool], FitTrial],
+    trials: list[FitTrial],
+    bracket: _Bracket,
+    limits: dict[str, float],
+    high: int | None,
+) -> str | None:
+    """Upwards until something does not fit; "maximum fits" or "too large" where nothing stops it."""
     while bracket.bad is None:
         good = bracket.good
+        assert good is not None
         if high is not None and good >= high:
             return "maximum fits"
         # each value that fitted more, the law is trusted to reach further: from a batch of 1 a
@@ -219,13 +249,26 @@ def _search(
             bracket.good = nxt
         else:
             bracket.bad = nxt
-    # between the two: guided guesses, a bisection after each guess that did not halve the bracket;
-    # with a tolerance, a guess aims half of it below the crossing, and once it fits the value a
-    # tolerance above it is tried: where the law holds, that run fails and ends the search
+    return None
+
+
+def _between(
+    run: Callable[[int, bool], FitTrial],
+    trials: list[FitTrial],
+    bracket: _Bracket,
+    limits: dict[str, float],
+    tolerance: float,
+) -> None:
+    """Between the two: guided guesses, a bisection after each guess that did not halve the
+    bracket; with a tolerance, a guess aims half of it below the crossing, and once it fits the
+    value a tolerance above it is tried: where the law holds, that run fails and ends the search."""
     bisect_next = False
     probe_next = False
-    while not closed(bracket.good, bracket.bad, tolerance):
+    while True:
         good, bad = bracket.good, bracket.bad
+        assert good is not None and bad is not None  # both found by now
+        if closed(good, bad, tolerance):
+            return
         width = bad - good
         guess = None
         if probe_next:
@@ -243,8 +286,8 @@ def _search(
         else:
             bracket.bad = nxt
         probe_next = fits and guess is not None and tolerance > 0
-        bisect_next = guess is not None and (bracket.bad - bracket.good) * 2 > width
-    return "boundary" if bracket.bad - bracket.good <= 1 else "tolerance"
+        left = bad - nxt if fits else nxt - good  # the bracket's width now
+        bisect_next = guess is not None and left * 2 > width
 
 
 def _finish(result: SearchResult, limits: dict[str, float]) -> SearchResult:

@@ -232,28 +232,11 @@ class RayEngine:
                 event = self._events.get(timeout=timeout)
             except queue.Empty:
                 break  # closing, and the cancelled tasks did not come back in time
-            kind = event[0]
+            first_close = event[0] == "close" and deadline is None
+            if first_close:
+                deadline = _now() + CLOSE_SECONDS
             try:
-                if kind == "submit":
-                    self._pending.append(event[1])
-                elif kind == "done":
-                    self._done(event[1], event[2])
-                elif kind == "cancel":
-                    self._cancel(event[1])
-                elif kind == "force":
-                    self._force(event[1])
-                elif kind == "close" and deadline is None:
-                    deadline = _now() + CLOSE_SECONDS
-                    for handle in [*self._pending, *self._running]:
-                        handle.cancel_requested = True
-                        self._cancel(handle)
-                if deadline is None:
-                    self._pump()
-                else:
-                    # submitted while closing: never started
-                    while self._pending:
-                        handle = self._pending.popleft()
-                        handle._resolve(_cancelled(handle.job))
+                self._handle(event, first_close, closing=deadline is not None)
             except Exception as e:  # a Ray call failed: fail the job it was for, keep going
                 failed = event[1] if len(event) > 1 else None
                 if isinstance(failed, _RayHandle):
@@ -262,6 +245,30 @@ class RayEngine:
             if deadline is not None and not self._running and not self._pending:
                 break
         for handle in [*self._pending, *self._running]:
+            handle._resolve(_cancelled(handle.job))
+
+    def _handle(self, event: tuple[Any, ...], first_close: bool, *, closing: bool) -> None:
+        """One event on the engine's thread: at the first "close", every job is cancelled; while
+        closing, nothing submitted starts."""
+        kind = event[0]
+        if kind == "submit":
+            self._pending.append(event[1])
+        elif kind == "done":
+            self._done(event[1], event[2])
+        elif kind == "cancel":
+            self._cancel(event[1])
+        elif kind == "force":
+            self._force(event[1])
+        elif first_close:
+            for handle in [*self._pending, *self._running]:
+                handle.cancel_requested = True
+                self._cancel(handle)
+        if not closing:
+            self._pump()
+            return
+        # submitted while closing: never started
+        while self._pending:
+            handle = self._pending.popleft()
             handle._resolve(_cancelled(handle.job))
 
     def _pump(self) -> None:

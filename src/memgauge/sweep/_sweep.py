@@ -113,20 +113,8 @@ def run_sweep(
 ) -> SweepResult:
     """Run every point ``plan.repeat`` times. Ctrl-C (KeyboardInterrupt) cancels what is left; the
     record then holds the finished runs, marked incomplete, and the interrupt goes on up."""
-    import datetime
-
     points = [Point(p) for p in grid(plan.params)]
-    result = SweepResult(
-        command=plan.command(),
-        params=plan.params,
-        repeat=plan.repeat,
-        engine=engine.name,
-        concurrency=engine.concurrency,
-        started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        memgauge_version=__version__,
-        points=points,
-        complete=False,
-    )
+    result = _new_result(plan, engine, points)
     if plan.save_dir is not None:
         os.makedirs(plan.save_dir, exist_ok=True)
     slots: dict[str, tuple[int, int]] = {}
@@ -135,13 +123,7 @@ def run_sweep(
     t0 = clock()
     durations: dict[int, list[float]] = {}
     try:
-        for i, point in enumerate(points):
-            for r in range(plan.repeat):
-                # the slug alone can name two points ("a b" and "a_b", or long values cut at the
-                # same place): the point's number keeps job ids, and saved profiles, apart
-                job_id = f"p{i + 1}-{_slug(point.params)}-r{r + 1}"
-                slots[job_id] = (i, r)
-                handles.append(engine.submit(plan.job(point.params, job_id)))
+        _submit_all(plan, engine, points, slots, handles)
         pending = {h.future: h for h in handles}
         done = 0
         while pending:
@@ -150,11 +132,7 @@ def run_sweep(
                 handle = pending.pop(future)
                 i, r = slots[handle.job.id]
                 job_result = future.result()
-                if job_result.profile is not None and job_result.error is None and job_result.exit_code == 0:
-                    # a parameter the program never read would make a flat "constant" law: refused
-                    # (a run stopped or failed early may not have got to reading it)
-                    check_reached(job_result.profile, plan.params)
-                run = run_summary(job_result, plan.save_dir, handle.job.id)
+                run = _summary(plan, job_result, handle.job.id)
                 runs[i][r] = run
                 points[i].runs = [runs[i][k] for k in sorted(runs[i])]
                 durations.setdefault(i, []).append(job_result.seconds)
@@ -175,6 +153,49 @@ def run_sweep(
         if record_path is not None:
             result.save(record_path)
     return result
+
+
+def _submit_all(
+    plan: SweepPlan,
+    engine: Engine,
+    points: list[Point],
+    slots: dict[str, tuple[int, int]],
+    handles: list[JobHandle],
+) -> None:
+    """Every run of every point submitted, each handle added to ``handles`` as it is (what an
+    interrupt cancels) and its (point, repeat) to ``slots`` by job id."""
+    for i, point in enumerate(points):
+        for r in range(plan.repeat):
+            # the slug alone can name two points ("a b" and "a_b", or long values cut at the
+            # same place): the point's number keeps job ids, and saved profiles, apart
+            job_id = f"p{i + 1}-{_slug(point.params)}-r{r + 1}"
+            slots[job_id] = (i, r)
+            handles.append(engine.submit(plan.job(point.params, job_id)))
+
+
+def _new_result(plan: SweepPlan, engine: Engine, points: list[Point]) -> SweepResult:
+    import datetime
+
+    return SweepResult(
+        command=plan.command(),
+        params=plan.params,
+        repeat=plan.repeat,
+        engine=engine.name,
+        concurrency=engine.concurrency,
+        started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        memgauge_version=__version__,
+        points=points,
+        complete=False,
+    )
+
+
+def _summary(plan: SweepPlan, job_result: JobResult, job_id: str) -> RunSummary:
+    """A finished job's run summary (its profile saved where asked), refused where the program
+    ran to its end without reading a swept parameter: that would make a flat "constant" law (a
+    run stopped or failed early may not have got to reading it)."""
+    if job_result.profile is not None and job_result.error is None and job_result.exit_code == 0:
+        check_reached(job_result.profile, plan.params)
+    return run_summary(job_result, plan.save_dir, job_id)
 
 
 def _remaining(

@@ -13,14 +13,10 @@ from memgauge._lazy import attach
 # not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge.watcher._cgroup import (
-        MemoryGroup,
-        PidsGroup,
-        create_memory_group,
-        create_pids_group,
-        memory_limit,
-    )
+    from memgauge.watcher._cgroup import MemoryGroup, create_memory_group, memory_limit
     from memgauge.watcher._cgroup_host import PREFIX, CgroupHost, current_host
+    from memgauge.watcher._cgroup_pids import PidsGroup, create_pids_group
+    from memgauge.watcher._cmdline import user_cmdline
     from memgauge.watcher._cpu_group import CpuGroup, create_cpu_group
     from memgauge.watcher._descendants import Descendants
     from memgauge.watcher._environment import machine_environment
@@ -36,13 +32,7 @@ if TYPE_CHECKING:
     from memgauge.watcher._outside import OutsideLines, outside_refusal
     from memgauge.watcher._own_group import own_oom_kills
     from memgauge.watcher._timeline import TimelineBuilder
-    from memgauge.watcher._watcher import (
-        TreeNeeds,
-        TreeWatcher,
-        WatchedProcess,
-        group_page_cache,
-        user_cmdline,
-    )
+    from memgauge.watcher._watcher import TreeNeeds, TreeWatcher, WatchedProcess, group_page_cache
 
 _NAMES = {
     "CgroupHost": "_cgroup_host",
@@ -51,7 +41,7 @@ _NAMES = {
     "CpuGroup": "_cpu_group",
     "create_cpu_group": "_cpu_group",
     "create_memory_group": "_cgroup",
-    "create_pids_group": "_cgroup",
+    "create_pids_group": "_cgroup_pids",
     "Descendants": "_descendants",
     "machine_environment": "_environment",
     "NvmlDevice": "_nvml",
@@ -65,7 +55,7 @@ _NAMES = {
     "NvmlSamples": "_nvml_sampler",
     "start_nvml_sampler": "_nvml_sampler",
     "MemoryGroup": "_cgroup",
-    "PidsGroup": "_cgroup",
+    "PidsGroup": "_cgroup_pids",
     "PREFIX": "_cgroup_host",
     "own_oom_kills": "_own_group",
     "OutsideLines": "_outside",
@@ -74,7 +64,7 @@ _NAMES = {
     "TreeNeeds": "_watcher",
     "TreeWatcher": "_watcher",
     "group_page_cache": "_watcher",
-    "user_cmdline": "_watcher",
+    "user_cmdline": "_cmdline",
     "WatchedProcess": "_watcher",
 }
 __all__ = [

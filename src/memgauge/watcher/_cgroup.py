@@ -14,7 +14,7 @@ import contextlib
 import os
 import time
 
-from memgauge.capture import PAGE_SIZE, OpenFiles, kill_until_gone, orphaned_entries
+from memgauge.capture import PAGE_SIZE, OpenFiles, orphaned_entries
 from memgauge.watcher._cgroup_delegate import Delegation, enable
 from memgauge.watcher._cgroup_host import PREFIX, CgroupHost, current_host
 
@@ -279,112 +279,48 @@ def create_memory_group(
             if prefer != "auto" or "v2" not in dirs:  # a pure v2 host has no v1 to speak of
                 reasons.append(f"no cgroup {key} memory hierarchy")
             continue
-        parent = dirs[key][0]
-        delegation: Delegation | None = None
-        if version == 2 and not _delegated(parent, "memory"):
-            delegation, why = enable(host, parent, "memory")
-            if delegation is None:
-                # a hybrid host: the memory controller is v1's, and v2's lack of it says nothing
-                if prefer != "auto" or "v1" not in dirs or "not available" not in why:
-                    reasons.append(why)
-                continue
-        _remove_stale(parent, host)
-        path = os.path.join(parent, name)
-        try:
-            host.make_group_dir(path)
-        except OSError as e:
-            if delegation is not None:
-                delegation.undo()
-            reasons.append(f"cannot create a cgroup {key} group in {parent}: {e.strerror}")
-            continue
-        group = MemoryGroup(path, version, host)
-        group.delegation = delegation
-        if not group.has_peak_counter and version == 1:
-            # v1 has kept max_usage_in_bytes since it began: a group without it is not a memory group
-            group.close()
-            reasons.append(f"cgroup {key} group {path} has no memory.max_usage_in_bytes")
-            continue
-        # a v2 group without memory.peak (Linux < 5.19) still limits and counts OOM kills; its
-        # peak is memory.current sampled, and the profile says so (``note``)
-        return group, ""
+        group = _memory_group_in(host, dirs, version, prefer == "auto", name, reasons)
+        if group is not None:
+            # a v2 group without memory.peak (Linux < 5.19) still limits and counts OOM kills; its
+            # peak is memory.current sampled, and the profile says so (``note``)
+            return group, ""
     return None, "; ".join(reasons) or "no cgroup support"
 
 
-class PidsGroup(_Group):
-    """A pids cgroup holding one sandboxed run: ``pids.max`` caps the tasks (processes and threads)
-    the run can have at once, which stops a fork bomb where a per-uid rlimit cannot (root) or is
-    not unique to the run. Every process left in it is killed when it is closed: nothing of a
-    sandboxed run may outlive it."""
-
-    def refused(self) -> int:
-        """How many forks (or new threads) the limit refused so far."""
-        try:
-            with open(os.path.join(self.path, "pids.events")) as f:
-                for line in f:
-                    key, _, value = line.partition(" ")
-                    if key == "max":
-                        return int(value)
-        except (OSError, ValueError):
-            pass
-        return 0
-
-    def kill_all(self, timeout: float = 2.0) -> None:
-        """SIGKILL every process in the group until it is empty."""
-        kill_until_gone(self.pids, timeout)
-
-    def close(self, timeout: float = 2.0) -> None:
-        """Kill what is left, then remove the group (retried while the dying leave it)."""
-        self.kill_all(timeout)
-        self._remove(timeout, 0.01)
-        self._undo()
-
-
-def create_pids_group(limit: int, host: CgroupHost | None = None) -> tuple[PidsGroup | None, str]:
-    """A new pids cgroup with ``pids.max`` = ``limit`` (v2 where the pids controller is delegated
-    to memgauge's cgroup, else v1), or None and the reason none could be made."""
-    host = host or current_host()
-    missing = host.missing()
-    if missing:
-        return None, missing
-    reasons: list[str] = []
-    name = f"{PREFIX}{os.getpid()}-{time.monotonic_ns()}"
-    candidates: list[tuple[int, str]] = []
-    v2 = host.own_dir("v2")
+def _memory_group_in(
+    host: CgroupHost,
+    dirs: dict[str, tuple[str, str]],
+    version: int,
+    auto: bool,
+    name: str,
+    reasons: list[str],
+) -> MemoryGroup | None:
+    """The run's group made in memgauge's own cgroup of ``version`` (the memory controller
+    delegated to it first, on v2), or None with the reason added to ``reasons``."""
+    key = f"v{version}"
+    parent = dirs[key][0]
     delegation: Delegation | None = None
-    if v2 is not None:
-        why = ""
-        if not _delegated(v2[0], "pids"):
-            delegation, why = enable(host, v2[0], "pids")
-        if why:
-            reasons.append(why)
-        else:
-            candidates.append((2, v2[0]))
-    else:
-        reasons.append("no cgroup v2 hierarchy")
-    v1 = host.own_dir("pids")
-    if v1 is not None:
-        candidates.append((1, v1[0]))
-    elif v2 is None:
-        reasons.append("no cgroup v1 pids hierarchy")
-    for version, parent in candidates:
-        for stale in orphaned_entries(parent, PREFIX):
-            PidsGroup(stale, version, host).close(0.5)  # a fork bomb a killed memgauge left behind
-        path = os.path.join(parent, name)
-        ours = delegation if version == 2 else None
-        try:
-            host.make_group_dir(path)
-        except OSError as e:
-            if ours is not None:
-                ours.undo()
-            reasons.append(f"cannot create a cgroup v{version} pids group in {parent}: {e.strerror}")
-            continue
-        group = PidsGroup(path, version, host)
-        group.delegation = ours
-        try:
-            _write(os.path.join(path, "pids.max"), str(limit))
-        except OSError as e:
-            group.close()
-            reasons.append(f"cannot set pids.max in cgroup v{version}: {e.strerror}")
-            continue
-        return group, ""
-    return None, "; ".join(reasons) or "no cgroup support"
+    if version == 2 and not _delegated(parent, "memory"):
+        delegation, why = enable(host, parent, "memory")
+        if delegation is None:
+            # a hybrid host: the memory controller is v1's, and v2's lack of it says nothing
+            if not auto or "v1" not in dirs or "not available" not in why:
+                reasons.append(why)
+            return None
+    _remove_stale(parent, host)
+    path = os.path.join(parent, name)
+    try:
+        host.make_group_dir(path)
+    except OSError as e:
+        if delegation is not None:
+            delegation.undo()
+        reasons.append(f"cannot create a cgroup {key} group in {parent}: {e.strerror}")
+        return None
+    group = MemoryGroup(path, version, host)
+    group.delegation = delegation
+    if not group.has_peak_counter and version == 1:
+        # v1 has kept max_usage_in_bytes since it began: a group without it is not a memory group
+        group.close()
+        reasons.append(f"cgroup {key} group {path} has no memory.max_usage_in_bytes")
+        return None
+    return group

@@ -20,7 +20,7 @@ from memgauge.capture import parse_io
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from memgauge.model import CpuProcessSeries, CpuUsage
 
@@ -112,28 +112,14 @@ class CpuSampler:
         cores = read_core_times(self._stat_path)
         previous_io = dict(self.io)
         if read_io is not None:
-            for pid in cpu_seconds:
-                counters = parse_io(read_io(pid))
-                if counters is not None:
-                    self.io[pid] = counters
+            self._read_io(read_io, cpu_seconds)
         if self._last_t is None:
             self._last_t, self._last_cores, self._last_cpu = now, cores, dict(cpu_seconds)
             return
         span = now - self._last_t
         index = len(self._t)
         self._t.append(round(now, 4))
-        if len(cores) == len(self._last_cores):
-            shares = [
-                round((b - b0) / (t - t0), 4) if t > t0 else 0.0
-                for (b, t), (b0, t0) in zip(cores, self._last_cores, strict=True)
-            ]
-            if len(self._cores) != len(shares):  # first interval, or the CPUs changed: start again
-                self._cores = [[0.0] * index for _ in shares]
-            for series, share in zip(self._cores, shares, strict=True):
-                series.append(share)
-        else:
-            for series in self._cores:
-                series.append(series[-1] if series else 0.0)
+        self._add_cores(cores, index)
         for pid, seconds in cpu_seconds.items():
             # a process first seen now was born in this interval: all its CPU is this interval's
             used = max(0.0, seconds - self._last_cpu.get(pid, 0.0))
@@ -144,15 +130,41 @@ class CpuSampler:
             values.extend([0.0] * (index - start - len(values)))  # a gap: it was not read then
             values.append(round(used / span, 4))
             counters = self.io.get(pid)
-            if counters is not None and pid in cpu_seconds:
-                before = previous_io.get(pid, (0, 0, 0, 0))
-                reads, writes = self._io_rates.setdefault(pid, ([], []))
-                for rates, i in ((reads, 0), (writes, 1)):
-                    rates.extend([0.0] * (len(values) - 1 - len(rates)))
-                    rates.append(round(max(0, counters[i] - before[i]) / span, 1))
+            if counters is not None:
+                self._add_io(pid, counters, previous_io.get(pid, (0, 0, 0, 0)), len(values), span)
         self._last_t, self._last_cores, self._last_cpu = now, cores, dict(cpu_seconds)
         if len(self._t) >= self._capacity:
             self._thin()
+
+    def _read_io(self, read_io: Callable[[int], bytes | None], pids: Iterable[int]) -> None:
+        for pid in pids:
+            counters = parse_io(read_io(pid))
+            if counters is not None:
+                self.io[pid] = counters
+
+    def _add_cores(self, cores: list[tuple[int, int]], index: int) -> None:
+        """Each core's busy share over the interval (its last one again where the CPUs changed)."""
+        if len(cores) != len(self._last_cores):
+            for series in self._cores:
+                series.append(series[-1] if series else 0.0)
+            return
+        shares = [
+            round((b - b0) / (t - t0), 4) if t > t0 else 0.0
+            for (b, t), (b0, t0) in zip(cores, self._last_cores, strict=True)
+        ]
+        if len(self._cores) != len(shares):  # first interval, or the CPUs changed: start again
+            self._cores = [[0.0] * index for _ in shares]
+        for series, share in zip(self._cores, shares, strict=True):
+            series.append(share)
+
+    def _add_io(
+        self, pid: int, counters: tuple[int, ...], before: tuple[int, ...], length: int, span: float
+    ) -> None:
+        """A process's read and write rates over the interval, its series ``length`` long."""
+        reads, writes = self._io_rates.setdefault(pid, ([], []))
+        for rates, i in ((reads, 0), (writes, 1)):
+            rates.extend([0.0] * (length - 1 - len(rates)))
+            rates.append(round(max(0, counters[i] - before[i]) / span, 1))
 
     def _thin(self) -> None:
         n = len(self._t)

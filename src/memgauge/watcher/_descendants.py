@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 
 from memgauge import capture
-from memgauge.watcher._watcher import CmdlineBudget, bounded_cmdline
+from memgauge.watcher._cmdline import CmdlineBudget, bounded_cmdline
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -110,7 +110,6 @@ class Descendants:
         todo = [self.root]
         while todo:
             parent = todo.pop()
-            parent_image, parent_cmdline = images[parent]
             for pid in read_all_children(parent):
                 if pid in images:
                     continue
@@ -126,40 +125,61 @@ class Descendants:
                             rec.user, rec.system, rec.last_seen = st.user_seconds, st.system_seconds, t
                         images[pid] = (st.image, [])
                         continue
-                    cmdline = capture.read_cmdline(pid) or [f"[{st.comm}]"]
-                    if rec is not None:
-                        self._replaced(rec)
-                    # compared and kept bounded (see CmdlineBudget)
-                    forked = st.image == parent_image and bounded_cmdline(cmdline) == parent_cmdline
-                    rec = Descendant(pid, parent, st.image, self._cmdlines.keep(cmdline), t, forked)
-                    if first:
-                        rec.cpu0 = (st.user_seconds, st.system_seconds)
-                    self._live[pid] = rec
-                    self.records.append(rec)
+                    rec = self._new_image(pid, parent, st, rec, images[parent], t, first)
                 images[pid] = (st.image, rec.cmdline)
                 todo.append(pid)
                 rec.samples += 1
                 rec.last_seen = t
                 rec.user, rec.system = st.user_seconds, st.system_seconds
-                if rec.forked:
-                    # the block's first sample counts a fork already running (a pool's worker) at
-                    # once: counted as nothing there, it would make the block's start too low
-                    if rec.samples == 1 and not first:
-                        continue  # not in the timeline either: it may never be a process of its own
-                    smaps = self._files.read(f"/proc/{pid}/smaps_rollup")
-                    counted = parse_private(smaps) if smaps else 0
-                    rec.peak = max(rec.peak, counted)
-                else:
-                    counted = st.resident_bytes
-                    status = self._files.read(f"/proc/{pid}/status")
-                    hwm = capture.parse_high_water(status) if status else 0
-                    rec.peak = max(rec.peak, hwm, counted)
-                out[pid] = counted
-                rec.counted = True
+                counted = self._counted(rec, st, first)
+                if counted is not None:
+                    out[pid] = counted
+                    rec.counted = True
         for pid in [p for p in self._live if p not in images]:
             del self._live[pid]
             self._files.close_prefix(f"/proc/{pid}/")
         return out
+
+    def _new_image(
+        self,
+        pid: int,
+        parent: int,
+        st: capture.StatSample,
+        old: Descendant | None,
+        parent_seen: tuple[tuple[int, int], list[str]],
+        t: float,
+        first: bool,
+    ) -> Descendant:
+        """The record of a process seen first, or of a new program in a pid (an exec)."""
+        cmdline = capture.read_cmdline(pid) or [f"[{st.comm}]"]
+        if old is not None:
+            self._replaced(old)
+        # compared and kept bounded (see CmdlineBudget)
+        parent_image, parent_cmdline = parent_seen
+        forked = st.image == parent_image and bounded_cmdline(cmdline) == parent_cmdline
+        rec = Descendant(pid, parent, st.image, self._cmdlines.keep(cmdline), t, forked)
+        if first:
+            rec.cpu0 = (st.user_seconds, st.system_seconds)
+        self._live[pid] = rec
+        self.records.append(rec)
+        return rec
+
+    def _counted(self, rec: Descendant, st: capture.StatSample, first: bool) -> int | None:
+        """What the process adds to the tree's figure now (its peak raised to it), None for a fork
+        seen for the first time: the block's first sample counts a fork already running (a pool's
+        worker) at once (counted as nothing there, it would make the block's start too low); later,
+        it is not in the timeline either: it may never be a process of its own."""
+        if rec.forked:
+            if rec.samples == 1 and not first:
+                return None
+            smaps = self._files.read(f"/proc/{rec.pid}/smaps_rollup")
+            counted = parse_private(smaps) if smaps else 0
+            rec.peak = max(rec.peak, counted)
+            return counted
+        status = self._files.read(f"/proc/{rec.pid}/status")
+        hwm = capture.parse_high_water(status) if status else 0
+        rec.peak = max(rec.peak, hwm, st.resident_bytes)
+        return st.resident_bytes
 
     def _replaced(self, rec: Descendant) -> None:
         # the pid exec'd: a fork seen only on its way to exec is no program of its own

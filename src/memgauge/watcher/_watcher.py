@@ -14,7 +14,7 @@ import os
 import signal
 
 from memgauge import capture
-from memgauge.capture import BOOTSTRAP_MODULE
+from memgauge.watcher._cmdline import CmdlineBudget, user_cmdline
 from memgauge.watcher._cpu import CpuSampler
 from memgauge.watcher._working_set import FileWorkingSet
 
@@ -95,54 +95,6 @@ class TreeNeeds:
             self.total, self.anon, self.file, self.shmem, self.at = anon + file + shmem, anon, file, shmem, at
 
 
-# what memgauge keeps of one process's command line, and of all of them together, in characters: a
-# program starting hundreds of children with megabyte command lines would otherwise swell
-# memgauge's own memory (no limit of the run's bounds it) and the profile
-MAX_CMDLINE_CHARS = 4096
-MAX_CMDLINES_CHARS = 1 << 20
-# what is kept of a process's command line once the total is spent
-MIN_CMDLINE_CHARS = 256
-
-
-def bounded_cmdline(cmdline: list[str], limit: int = MAX_CMDLINE_CHARS) -> list[str]:
-    """``cmdline`` cut to at most ``limit`` characters (arguments' own), the cut said in its last
-    argument."""
-    out: list[str] = []
-    used = 0
-    for i, arg in enumerate(cmdline):
-        if used + len(arg) <= limit:
-            out.append(arg)
-            used += len(arg)
-            continue
-        room = max(0, limit - used)
-        cut = sum(len(a) for a in cmdline[i:]) - room
-        out.append(f"{arg[:room]}...[{cut} more characters]")
-        break
-    return out
-
-
-class CmdlineBudget:
-    """The command lines a watcher keeps: each at most ``MAX_CMDLINE_CHARS``, all together about
-    ``MAX_CMDLINES_CHARS`` (past it, ``MIN_CMDLINE_CHARS`` each)."""
-
-    def __init__(self) -> None:
-        self.used = 0
-
-    def keep(self, cmdline: list[str]) -> list[str]:
-        limit = max(MIN_CMDLINE_CHARS, min(MAX_CMDLINE_CHARS, MAX_CMDLINES_CHARS - self.used))
-        kept = bounded_cmdline(cmdline, limit)
-        self.used += sum(len(a) for a in kept)
-        return kept
-
-
-def user_cmdline(cmdline: list[str] | None) -> list[str] | None:
-    """The command line without memgauge's bootstrap, as the user would have run it."""
-    if cmdline and cmdline[1:3] == ["-m", BOOTSTRAP_MODULE] and len(cmdline) >= 5:
-        kind, rest = cmdline[3], cmdline[4:]
-        return [cmdline[0], *(["-m"] if kind == "module" else []), *rest]
-    return cmdline
-
-
 # (start_code, start_stack) of /proc/PID/stat as a reader without ptrace rights over PID sees them
 _HIDDEN_IMAGE = (1, 0)
 
@@ -169,6 +121,16 @@ class WatchedProcess:
         self.last_high_water, self.last_high_water_at = 0, 0.0
         self.user, self.system = 0.0, 0.0
         self.replaced_by_exec = False
+
+
+def _add_below(pids: set[int], roots: list[int], children: Callable[[int], list[int]]) -> None:
+    """Every process below ``roots`` (``children`` of each) added to ``pids``."""
+    todo = list(roots)
+    while todo:
+        for c in children(todo.pop()):
+            if c not in pids:
+                pids.add(c)
+                todo.append(c)
 
 
 class TreeWatcher:
@@ -221,24 +183,38 @@ class TreeWatcher:
             children: dict[int, list[int]] = {}
             for pid, ppid in capture.scan_ppids().items():
                 children.setdefault(ppid, []).append(pid)
-            todo = [me]
-            while todo:
-                for c in children.get(todo.pop(), []):
-                    if c not in pids:
-                        pids.add(c)
-                        todo.append(c)
+            _add_below(pids, [me], lambda pid: children.get(pid, []))
         else:
             # the children of the processes known (of their main threads), from files kept open: a
             # group's list, opened afresh, cost ~180 us a sample where the watcher runs cold, the
             # most of a sample of one process
-            todo = list(pids)
-            while todo:
-                for c in self._children(todo.pop()):
-                    if c not in pids:
-                        pids.add(c)
-                        todo.append(c)
+            _add_below(pids, list(pids), self._children)
         self._known = pids
         return sorted(pids)
+
+    def _new_program(
+        self, pid: int, st: capture.StatSample, old: WatchedProcess | None, now: float
+    ) -> WatchedProcess:
+        """The record of a new process, or of the same pid after exec: a new program with its own
+        high-water mark."""
+        if old is not None:
+            # CPU time survives exec, so the new record carries it. An image seen only in the last
+            # sample or two was a fork on its way to exec: its VmHWM is its parent's shared pages
+            # (the ru_maxrss trap), not a program of its own.
+            old.alive, old.user, old.system = False, 0.0, 0.0
+            old.replaced_by_exec = self._samples - old.first_sample <= 1
+        proc = WatchedProcess(
+            pid,
+            st.ppid,
+            st.image,
+            self._cmdlines.keep(user_cmdline(capture.read_cmdline(pid)) or [f"[{st.comm}]"]),
+            now,
+            now,
+            first_sample=self._samples,
+        )
+        self._live[pid] = proc
+        self.processes.append(proc)
+        return proc
 
     def _children(self, pid: int) -> list[int]:
         """Children forked by the main thread of ``pid`` (``CONFIG_PROC_CHILDREN``)."""
@@ -279,45 +255,19 @@ class TreeWatcher:
                 # the addresses hid, or showed again: the same program (an exec meanwhile is missed)
                 proc.image = proc.image if hidden else st.image
             elif proc is None or proc.image != st.image:
-                # new process, or the same pid after exec: a new program with its own high-water mark
-                if proc is not None:
-                    # CPU time survives exec, so the new record carries it. An image seen only in the
-                    # last sample or two was a fork on its way to exec: its VmHWM is its parent's
-                    # shared pages (the ru_maxrss trap), not a program of its own.
-                    proc.alive, proc.user, proc.system = False, 0.0, 0.0
-                    proc.replaced_by_exec = self._samples - proc.first_sample <= 1
-                proc = WatchedProcess(
-                    pid,
-                    st.ppid,
-                    st.image,
-                    self._cmdlines.keep(user_cmdline(capture.read_cmdline(pid)) or [f"[{st.comm}]"]),
-                    now,
-                    now,
-                    first_sample=self._samples,
-                )
-                self._live[pid] = proc
-                self.processes.append(proc)
+                proc = self._new_program(pid, st, proc, now)
             proc.last_seen = now
             proc.peak = max(proc.peak, hwm)
             proc.last_high_water, proc.last_high_water_at = hwm, now
             proc.user, proc.system = st.user_seconds, st.system_seconds
             per_process[pid] = st.resident_bytes
             seen.add(pid)
-        for pid in [p for p in self._live if p not in seen]:
-            ended = self._live.pop(pid)
-            ended.alive = False
-            self._ended_cpu[pid] = ended.user + ended.system
-            self._files.close_prefix(f"/proc/{pid}/")
+        self._forget_ended(seen)
         tree = sum(per_process.values())
         self._offer_needs(parts, hwms, now)
         if tree > self.max_sampled_tree:
             self.max_sampled_tree, self.max_sampled_tree_at = tree, now
-        usage = None
-        if self.group is not None:
-            usage = self.group.usage()
-            peak = self.group.peak()
-            if peak > self._group_peak:
-                self._group_peak, self.group_peak_at = peak, now
+        usage = self._group_usage(now)
         user = sum(p.user for p in self.processes)
         system = sum(p.system for p in self.processes)
         self.builder.add(now, tree, user, system, per_process, usage)
@@ -326,6 +276,24 @@ class TreeWatcher:
         if self.cpu.due(now):
             self._sample_cpu(now, final=False)
         self._samples += 1
+
+    def _forget_ended(self, seen: set[int]) -> None:
+        """The processes not seen this sample ended: their CPU carried to the next CPU interval."""
+        for pid in [p for p in self._live if p not in seen]:
+            ended = self._live.pop(pid)
+            ended.alive = False
+            self._ended_cpu[pid] = ended.user + ended.system
+            self._files.close_prefix(f"/proc/{pid}/")
+
+    def _group_usage(self, now: float) -> int | None:
+        """The group's usage now (None without a group), its peak kept with when it was seen."""
+        if self.group is None:
+            return None
+        usage = self.group.usage()
+        peak = self.group.peak()  # after: a peak read first could be below the usage read next
+        if peak > self._group_peak:
+            self._group_peak, self.group_peak_at = peak, now
+        return usage
 
     def _sample_cpu(self, now: float, *, final: bool) -> None:
         # the processes that ended since the last CPU interval carry their last CPU times into

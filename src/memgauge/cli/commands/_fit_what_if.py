@@ -123,17 +123,23 @@ def run_what_if(
         texts = []  # stdout holds the fit's JSON alone; the what-if figures go to --json
         if not args.json:
             say("the remedies and the prediction are written with --json PATH\n")
+    _append(args, texts, added)
+    if args.html and "remedies" in added and os.path.exists(args.html):
+        _add_to_page(args.html, render.remedies_section(table))
+
+
+def _append(args: argparse.Namespace, texts: list[str], added: dict[str, Any]) -> None:
+    """The what-if texts after the fit's report, its figures into the fit's ``--json`` record
+    (each written just before, where asked)."""
     text = "\n".join(texts)
-    if texts and args.output and os.path.exists(args.output):  # after the fit's report, written just before
+    if texts and args.output and os.path.exists(args.output):
         with open(args.output, encoding="utf-8") as f:
             text = f.read() + "\n" + text
     if texts:
         emit(text, args.output)
-    if args.html and "remedies" in added and os.path.exists(args.html):
-        _add_to_page(args.html, render.remedies_section(table))
     if args.json:
         record: dict[str, Any] = {}
-        if os.path.exists(args.json):  # the fit's record, written just before
+        if os.path.exists(args.json):
             with open(args.json, encoding="utf-8") as f:
                 record = json.load(f)
         record.update(added)

@@ -36,7 +36,7 @@ from memgauge.cli._spelling import renamed_value
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge.gate import Budget, Verdict
+    from memgauge.gate import Budget, GateConfig, Verdict
     from memgauge.model import Profile
     from memgauge.runner import HardLimits, Target
 
@@ -116,31 +116,13 @@ class CheckCommand:
     def run(self, args: argparse.Namespace, program: list[str]) -> int:
         from memgauge.gate import load_config, resolve_budget
 
-        rest = program
-        if not rest:
+        if not program:
             raise UsageError("give a program to run or profiles to judge (see 'memgauge check --help')")
         if args.repeat < 1:
             raise UsageError("--repeat must be at least 1")
         config = load_config()
         budget = resolve_budget(config, policy=args.policy, budget_specs=args.budget)
-        both = _fraction(args.max_increase, "--max-increase")
-        memory_tolerance = _fraction(args.max_memory_increase, "--max-memory-increase")
-        time_tolerance = _fraction(args.max_time_increase, "--max-time-increase")
-        memory_tolerance = memory_tolerance if memory_tolerance is not None else both
-        time_tolerance = time_tolerance if time_tolerance is not None else both
-        if args.baseline:
-            if memory_tolerance is None:
-                memory_tolerance = config.max_memory_increase
-            if time_tolerance is None:
-                time_tolerance = config.max_time_increase
-            if memory_tolerance is None and time_tolerance is None:
-                raise UsageError(
-                    "--baseline needs --max-increase (or --max-memory-increase / --max-time-increase)"
-                )
-        elif any(
-            v is not None for v in (args.max_increase, args.max_memory_increase, args.max_time_increase)
-        ):
-            raise UsageError("--max-increase needs --baseline")
+        memory_tolerance, time_tolerance = _tolerances(args, config)
         if not budget and not args.baseline:
             raise UsageError(
                 "nothing to check against: give --budget, --policy or --baseline, or a budget in "
@@ -151,37 +133,16 @@ class CheckCommand:
         if args.output:
             check_output(args.output, "verdict")
         baselines = [load_profile(path) for path in args.baseline]
-
-        profile_mode = rest[0].lower().endswith(".json") and rest[0] not in ("-m", "--")
+        profile_mode = program[0].lower().endswith(".json") and program[0] not in ("-m", "--")
+        plan = None
         if profile_mode:
-            if args.enforce:
-                raise UsageError("--enforce needs a program to run, not saved profiles")
-            if args.repeat != 1:
-                raise UsageError("--repeat needs a program to run; give several profiles instead")
-            if args.prove:
-                raise UsageError("--prove needs a program to run, not saved profiles")
-            runs = [load_profile(path) for path in rest]
-            name = args.name or os.path.basename(rest[0]).removesuffix(".json")
+            runs, name = _saved_runs(args, program)
         else:
-            if args.format != "terminal" and not args.output:
-                raise UsageError(
-                    f"--format {args.format} with a program needs -o PATH (its stdout is its own)"
-                )
-            plan = RunPlan(args, rest, enforce=_hard_limits(budget) if args.enforce else None)
-            if args.enforce:
-                _cap_gpu(plan, budget)
-            runs = []
-            for i in range(1, args.repeat + 1):
-                if args.repeat > 1:
-                    say(f"memgauge check: run {i} of {args.repeat}\n")
-                json_path = None if plan.json_path is None else _numbered(plan.json_path, i, args.repeat)
-                # one terminal report (of the last run) is enough
-                runs.append(plan.run(json_path, report=i == args.repeat))
+            plan, runs = _program_runs(args, program, budget)
             name = args.name or plan.target.name
-
         verdict = _verdict(runs, baselines, budget, memory_tolerance, time_tolerance)
         verdict = dataclasses.replace(verdict, allow_unmeasured=args.allow_unmeasured)
-        if args.prove and not verdict.failed and not verdict.program_failed:
+        if plan is not None and args.prove and not verdict.failed and not verdict.program_failed:
             verdict = _prove(verdict, plan.target)
         _output(verdict, runs, name, args, stdout=profile_mode)
         if verdict.failed:
@@ -191,15 +152,62 @@ class CheckCommand:
         return UNJUDGED if verdict.unjudged else PASSED
 
 
-def _fraction(text: str | None, option: str) -> float | None:
-    from memgauge._units import parse_percent
+def _tolerances(args: argparse.Namespace, config: GateConfig) -> tuple[float | None, float | None]:
+    """The memory and time increases over the baseline allowed: each option, else --max-increase,
+    else the configuration's; a usage error where they are given without a baseline or missing
+    with one."""
+    both = _fraction(args.max_increase, "--max-increase")
+    memory = _fraction(args.max_memory_increase, "--max-memory-increase")
+    time = _fraction(args.max_time_increase, "--max-time-increase")
+    memory = memory if memory is not None else both
+    time = time if time is not None else both
+    if not args.baseline:
+        if any(v is not None for v in (args.max_increase, args.max_memory_increase, args.max_time_increase)):
+            raise UsageError("--max-increase needs --baseline")
+        return memory, time
+    memory = memory if memory is not None else config.max_memory_increase
+    time = time if time is not None else config.max_time_increase
+    if memory is None and time is None:
+        raise UsageError("--baseline needs --max-increase (or --max-memory-increase / --max-time-increase)")
+    return memory, time
 
-    if text is None:
-        return None
-    try:
-        return parse_percent(text)
-    except ValueError:
-        raise UsageError(f"{option} takes a percentage such as 10%, not {text!r}") from None
+
+def _saved_runs(args: argparse.Namespace, paths: list[str]) -> tuple[list[Profile], str]:
+    """Saved profiles to judge, and the benchmark's name."""
+    for given, why in (
+        (args.enforce, "--enforce needs a program to run, not saved profiles"),
+        (args.repeat != 1, "--repeat needs a program to run; give several profiles instead"),
+        (args.prove, "--prove needs a program to run, not saved profiles"),
+    ):
+        if given:
+            raise UsageError(why)
+    return [load_profile(path) for path in paths], args.name or os.path.basename(paths[0]).removesuffix(
+        ".json"
+    )
+
+
+def _program_runs(
+    args: argparse.Namespace, program: list[str], budget: Budget
+) -> tuple[RunPlan, list[Profile]]:
+    """The program's plan, and its profiles, run --repeat times (one terminal report: the last)."""
+    if args.format != "terminal" and not args.output:
+        raise UsageError(f"--format {args.format} with a program needs -o PATH (its stdout is its own)")
+    plan = RunPlan(args, program, enforce=_hard_limits(budget) if args.enforce else None)
+    if args.enforce:
+        _cap_gpu(plan, budget)
+    runs = []
+    for i in range(1, args.repeat + 1):
+        if args.repeat > 1:
+            say(f"memgauge check: run {i} of {args.repeat}\n")
+        json_path = None if plan.json_path is None else _numbered(plan.json_path, i, args.repeat)
+        runs.append(plan.run(json_path, report=i == args.repeat))
+    return plan, runs
+
+
+def _fraction(text: str | None, option: str) -> float | None:
+    from memgauge.cli._values import percent_option
+
+    return None if text is None else percent_option(text, option)
 
 
 def _cap_gpu(plan: RunPlan, budget: Budget) -> None:

@@ -133,46 +133,26 @@ class FitCommand:
 
 
 def _plan(args: argparse.Namespace, program_args: list[str]) -> FitPlan:
-    from memgauge._units import parse_percent, parse_seconds
-    from memgauge.runner import parse_target
+    from memgauge.cli._values import percent_option, script_target, timeout_option
     from memgauge.sweep import FitPlan, check_templates, expand
 
-    if args.script and args.module:
-        raise UsageError("give a script or -m MODULE, not both")
-    if not args.script and not args.module:
-        raise UsageError("nothing to run: give a script or -m MODULE")
+    target = script_target(args)
     if not args.param:
         raise UsageError("give the parameter to fit: --param NAME")
     if not args.budget:
         raise UsageError("give a budget: --budget rss=2GiB (or wall=, gpu=, step=)")
-    target = ["-m", args.module] if args.module else [args.script]
-    parse_target(target).check()
     params = {args.param: [args.min]}
     check_templates([*args.arg, *program_args], params)
     expand(args.arg, {args.param: args.min})
-    try:
-        margin = parse_percent(args.margin)
-    except ValueError:
-        raise UsageError(f"--margin takes a percentage such as 10%, not {args.margin!r}") from None
-    if not 0 <= margin < 1:
-        raise UsageError("--margin must be at least 0% and below 100%")
-    try:
-        tolerance = parse_percent(args.tolerance)
-    except ValueError:
-        raise UsageError(f"--tolerance takes a percentage such as 3%, not {args.tolerance!r}") from None
-    if not 0 <= tolerance < 0.5:
-        raise UsageError("--tolerance must be at least 0% and below 50%")
+    margin = percent_option(args.margin, "--margin", below=1)
+    tolerance = percent_option(args.tolerance, "--tolerance", example="3%", below=0.5)
     if args.max is not None and args.max < args.min:
         raise UsageError("--max is below --min")
     if args.start is not None and not (
         args.min <= args.start and (args.max is None or args.start <= args.max)
     ):
         raise UsageError("--start must lie between --min and --max")
-    timeout = None
-    if args.timeout is not None:
-        timeout = parse_seconds(args.timeout)
-        if timeout <= 0:
-            raise UsageError("--timeout must be positive")
+    timeout = timeout_option(args.timeout)
     return FitPlan(
         target=target,
         parameter=args.param,

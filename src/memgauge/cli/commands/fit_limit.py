@@ -65,17 +65,15 @@ class FitLimitCommand:
         )
 
     def run(self, args: argparse.Namespace, program: list[str]) -> int:
-        from memgauge._units import format_bytes, parse_bytes, parse_percent
+        from memgauge._units import format_bytes, parse_bytes
+        from memgauge.cli._values import percent_option
         from memgauge.runner import default_roots, fit_limit, parse_target, prove_limit
 
         if not program:
             raise UsageError("give a program to run (see 'memgauge fit-limit --help')")
         target = parse_target(program)
         target.check()
-        try:
-            tolerance = parse_percent(args.tolerance)
-        except ValueError:
-            raise UsageError(f"--tolerance takes a percentage such as 10%, not {args.tolerance!r}") from None
+        tolerance = percent_option(args.tolerance, "--tolerance")
         if args.stall < 0:
             raise UsageError(f"--stall takes a factor of 0 or more, not {args.stall}")
         roots = default_roots(target) + list(args.evict)

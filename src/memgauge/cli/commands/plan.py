@@ -27,6 +27,10 @@ from memgauge.cli._common import (
     terminal_width_color,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.model import PlanRecord
+
 
 def parse_machine(text: str) -> tuple[int, int]:
     """``8GiB`` or ``8GiB,4cores``: the machine's memory and cores (default: this machine's)."""
@@ -191,41 +195,15 @@ class PlanCommand:
         color_options(p)
 
     def run(self, args: argparse.Namespace, program: list[str]) -> int:
-        from memgauge import render
-        from memgauge._files import check_output, write_output
-        from memgauge._units import parse_seconds
         from memgauge.analysis import build_plan, copies_of, max_copies
         from memgauge.cli._plan_verify import prove_copies, read_inputs, verify_plan
 
         if args.catalogue:
             return _catalogue(args)
-        if not args.inputs or not args.machine:
-            raise UsageError("give profiles or programs and --machine SIZE (or --catalogue with --sweep)")
-        memory, cores = parse_machine(args.machine)
-        if args.copies < 1:
-            raise UsageError("--copies must be at least 1")
-        if args.max_copies and (len(args.inputs) != 1 or args.copies != 1):
-            raise UsageError("--max-copies takes one input and no --copies")
-        for path in (args.output, args.json, args.html):
-            if path:
-                check_output(path, "report")
-        window = None
-        if args.window is not None:
-            try:
-                window = parse_seconds(args.window)
-            except ValueError:
-                raise UsageError(f"--window takes a duration such as 30s, not {args.window!r}") from None
-        offsets = None
-        if args.offsets:
-            try:
-                offsets = [float(x) for x in args.offsets.split(",")]
-            except ValueError:
-                raise UsageError(f"--offsets takes seconds such as 0,1.5, not {args.offsets!r}") from None
+        memory, cores, window, offsets = _plan_options(args)
         read, roots = read_inputs(args.inputs, cores=cores, every=_every(args.every), quiet=args.quiet)
         roots = roots + list(args.evict)
         inputs = [c for one in read for c in copies_of(one, args.copies)]
-        if args.grid < 16:
-            raise UsageError("--grid must be at least 16 bins")
         common = {"trials": args.trials, "seed": args.seed, "window_seconds": window, "bins": args.grid}
         record = build_plan(
             inputs, machine_bytes=memory, machine_cores=cores, rule=args.rule, offsets=offsets, **common
@@ -244,7 +222,7 @@ class PlanCommand:
                     seed=args.seed,
                 )
             record.max_copies = found
-        if args.verify and not args.max_copies:
+        elif args.verify:
             record = verify_plan(
                 record,
                 inputs,
@@ -254,25 +232,71 @@ class PlanCommand:
                 stall=args.stall,
                 quiet=args.quiet,
             )
-        if args.json:
-            write_output(args.json, render.JsonPlanRenderer().render(record), "plan record")
-            say(f"plan record: {args.json}\n")
-        if args.html:
-            write_output(args.html, render.HtmlPlanRenderer().render(record), "HTML report")
-            say(f"report: {args.html}\n")
-        fmt = args.format or "terminal"
-        if fmt == "json":
-            text = render.JsonPlanRenderer().render(record)
-        elif fmt == "md":
-            text = render.MarkdownPlanRenderer().render(record)
-        else:
-            width, color = terminal_width_color(args)
-            text = render.TerminalPlanRenderer(width=width, color=color).render(record)
-        emit(text, args.output)
+        _show_plan(record, args)
         agree = all(r.agrees for r in record.runs)
         if record.max_copies is not None and record.max_copies.proof is not None:
             agree = agree and record.max_copies.proven
         return PASSED if record.fits and agree else OVER_BUDGET
+
+
+def _plan_options(args: argparse.Namespace) -> tuple[int, int, float | None, list[float] | None]:
+    """The machine's memory and cores, the window and the offsets, every option checked before
+    anything is read or run."""
+    from memgauge._files import check_output
+
+    if not args.inputs or not args.machine:
+        raise UsageError("give profiles or programs and --machine SIZE (or --catalogue with --sweep)")
+    memory, cores = parse_machine(args.machine)
+    if args.copies < 1:
+        raise UsageError("--copies must be at least 1")
+    if args.max_copies and (len(args.inputs) != 1 or args.copies != 1):
+        raise UsageError("--max-copies takes one input and no --copies")
+    if args.grid < 16:
+        raise UsageError("--grid must be at least 16 bins")
+    for path in (args.output, args.json, args.html):
+        if path:
+            check_output(path, "report")
+    return (memory, cores, *_window_offsets(args))
+
+
+def _window_offsets(args: argparse.Namespace) -> tuple[float | None, list[float] | None]:
+    from memgauge._units import parse_seconds
+
+    window = None
+    if args.window is not None:
+        try:
+            window = parse_seconds(args.window)
+        except ValueError:
+            raise UsageError(f"--window takes a duration such as 30s, not {args.window!r}") from None
+    offsets = None
+    if args.offsets:
+        try:
+            offsets = [float(x) for x in args.offsets.split(",")]
+        except ValueError:
+            raise UsageError(f"--offsets takes seconds such as 0,1.5, not {args.offsets!r}") from None
+    return window, offsets
+
+
+def _show_plan(record: PlanRecord, args: argparse.Namespace) -> None:
+    """The plan record and HTML report where asked, then the report in its format."""
+    from memgauge import render
+    from memgauge._files import write_output
+
+    if args.json:
+        write_output(args.json, render.JsonPlanRenderer().render(record), "plan record")
+        say(f"plan record: {args.json}\n")
+    if args.html:
+        write_output(args.html, render.HtmlPlanRenderer().render(record), "HTML report")
+        say(f"report: {args.html}\n")
+    fmt = args.format or "terminal"
+    if fmt == "json":
+        text = render.JsonPlanRenderer().render(record)
+    elif fmt == "md":
+        text = render.MarkdownPlanRenderer().render(record)
+    else:
+        width, color = terminal_width_color(args)
+        text = render.TerminalPlanRenderer(width=width, color=color).render(record)
+    emit(text, args.output)
 
 
 def _catalogue(args: argparse.Namespace) -> int:

@@ -92,13 +92,7 @@ class SubmitCommand:
         renamed_option(args, "submit", "--timeout", "--max-wait", "SECONDS")
         if args.max_wait is not None and args.max_wait <= 0:
             raise UsageError("--max-wait must be positive")
-        try:
-            with open(args.upload, "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
-            raise TargetNotFoundError(f"no such file: {args.upload}") from None
-        except OSError as e:
-            raise UsageError(f"cannot read {args.upload}: {e.strerror}") from None
+        data = _read_upload(args.upload)
         for path in (args.json, args.html):
             if path is not None:
                 check_output(path, "output")
@@ -131,6 +125,16 @@ class SubmitCommand:
             return _EXIT.get(sub.get("verdict") or "error", FAILED)
         finally:
             client.close()
+
+
+def _read_upload(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise TargetNotFoundError(f"no such file: {path}") from None
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror}") from None
 
 
 class Client:

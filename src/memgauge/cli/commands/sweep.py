@@ -160,17 +160,7 @@ class SweepCommand:
     def run(self, args: argparse.Namespace, program: list[str]) -> int:
         renamed_option(args, "sweep", "--workers", "--worker-param", "NAME")
         if args.load:
-            if args.script or args.module or args.param or program or args.arg:
-                raise UsageError("--load analyses a saved record: give no program and no --param")
-            if args.confirm:
-                raise UsageError("--confirm runs the program: it cannot be used with --load")
-            from memgauge.model import load_sweep
-
-            if not os.path.exists(args.load):  # exit 66, as for a missing profile (README)
-                raise TargetNotFoundError(f"no such sweep record: {args.load}")
-            with naming(args.load):
-                record = load_sweep(args.load)
-            return report(args, record, limits_of(args))
+            return _loaded(args, program)
         plan = _plan(args, program)
         limits = limits_of(args)
         if args.confirm and not limits:
@@ -208,17 +198,27 @@ class SweepCommand:
         return report(args, result, limits, record_path=record_path, predict_at=predict_at)
 
 
+def _loaded(args: argparse.Namespace, program: list[str]) -> int:
+    """--load: the report of a saved sweep record, no run."""
+    from memgauge.model import load_sweep
+
+    if args.script or args.module or args.param or program or args.arg:
+        raise UsageError("--load analyses a saved record: give no program and no --param")
+    if args.confirm:
+        raise UsageError("--confirm runs the program: it cannot be used with --load")
+    if not os.path.exists(args.load):  # exit 66, as for a missing profile (README)
+        raise TargetNotFoundError(f"no such sweep record: {args.load}")
+    with naming(args.load):
+        record = load_sweep(args.load)
+    return report(args, record, limits_of(args))
+
+
 def _plan(args: argparse.Namespace, program_args: list[str]) -> SweepPlan:
-    from memgauge._units import parse_bytes, parse_seconds
-    from memgauge.runner import parse_target
+    from memgauge._units import parse_bytes
+    from memgauge.cli._values import script_target, timeout_option
     from memgauge.sweep import Resources, SweepPlan, check_templates, expand, grid, parse_params
 
-    if args.script and args.module:
-        raise UsageError("give a script or -m MODULE, not both")
-    if not args.script and not args.module:
-        raise UsageError("nothing to run: give a script or -m MODULE (or --load RECORD.json)")
-    target = ["-m", args.module] if args.module else [args.script]
-    parse_target(target).check()  # fail now, not once per point
+    target = script_target(args, " (or --load RECORD.json)")
     params = parse_params(args.param)
     check_templates([*args.arg, *program_args], params)
     for point in grid(params):
@@ -235,11 +235,7 @@ def _plan(args: argparse.Namespace, program_args: list[str]) -> SweepPlan:
     run_options = ["--cgroup", args.cgroup]
     if args.no_lines:
         run_options.append("--no-lines")
-    timeout = None
-    if args.timeout is not None:
-        timeout = parse_seconds(args.timeout)
-        if timeout <= 0:
-            raise UsageError("--timeout must be positive")
+    timeout = timeout_option(args.timeout)
     if args.save and os.path.exists(args.save) and not os.path.isdir(args.save):
         raise UsageError(f"--save {args.save} is not a directory")
     return SweepPlan(

@@ -1,7 +1,7 @@
-"""The line sampler's memory side (``_sampler``): each sample's change of resident memory charged to
-the lines that ran, and the kernel's high-water mark where a C call holding the GIL may have peaked
-unseen. Functions of the sampler's state; only small modules, as ``_sampler`` (imported into every
-measured process)."""
+"""What the line sampler (``_sampler``) charges to the lines a sample saw: their CPU time (Python or
+native), contention and waiting; the change of resident memory, to the lines that ran; and the
+kernel's high-water mark where a C call holding the GIL may have peaked unseen. Functions of the
+sampler's state; only small modules, as ``_sampler`` (imported into every measured process)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import os
 
 from memgauge.capture._bytecode import blocked_keys
 from memgauge.capture._procfs import parse_high_water
-from memgauge.capture._sample_keys import OWN_KEY, UNKNOWN_KEY
-from memgauge.capture._wire import GROWTH, LINE_STATS
+from memgauge.capture._sample_keys import NATIVE_THREADS_KEY, OWN_KEY, UNKNOWN_KEY
+from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON, GROWTH, LINE_STATS, SAMPLES, WAIT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,6 +44,29 @@ if TYPE_CHECKING:
 
 CONTENTION = len(LINE_STATS)  # a line's time runnable without a CPU, after its LINE_STATS
 STATS = CONTENTION + 1
+
+
+def charge_cpu(sampler: Sampler, seen: list[Seen], unowned: float, wall_ns: float) -> None:
+    """Each seen line's CPU (Python or native, with its share of ``unowned``), contention and
+    waiting; ``unowned`` goes to ``<native>`` where no line ran native code."""
+    native_cpu = sum(c for _, c, n, _, _ in seen if n)
+    for keys, cpu, native, _, queued in seen:
+        stats = sampler.lines.get(keys[0])
+        if stats is None:
+            stats = sampler.lines[keys[0]] = [0.0] * STATS
+        if native:
+            stats[CPU_NATIVE] += (cpu + (unowned * cpu / native_cpu if native_cpu else 0.0)) / 1e9
+        else:
+            stats[CPU_PYTHON] += cpu / 1e9
+        # the time without a CPU: queued for one (contention), else waiting (I/O, sleep, locks)
+        stats[WAIT] += max(0.0, wall_ns - cpu - queued) / 1e9
+        stats[CONTENTION] += queued / 1e9
+        stats[SAMPLES] += 1
+    if unowned > 0 and not native_cpu:
+        stats = sampler.lines.get(NATIVE_THREADS_KEY)
+        if stats is None:
+            stats = sampler.lines[NATIVE_THREADS_KEY] = [0.0] * STATS
+        stats[CPU_NATIVE] += unowned / 1e9
 
 
 def stalled_peak(s: Sampler, t: float, keys: list[Key]) -> None:
