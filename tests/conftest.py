@@ -170,3 +170,36 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     path = session.config.getoption("--record-torch-skips")
     if path:
         Path(path).write_text("".join(f"{nodeid}\n" for nodeid in _torch_skips))
+
+
+# The integration tests of what reads the interpreter's own workings (frames and bytecode, the
+# bootstrap's runpy, sitecustomize, thread ids, the import system, IPython's kernel): CI runs
+# these on the oldest and the newest Python too (`-m interpreter`), the whole suite on 3.11.
+INTERPRETER_MODULES = frozenset(
+    {
+        "test_attribution_unsampled",
+        "test_cli",
+        "test_contention",
+        "test_inprocess_capture",
+        "test_knobs",
+        "test_leaks_truth",
+        "test_lines",
+        "test_lines_edges",
+        "test_lines_outside",
+        "test_lines_plugin",
+        "test_notebook",
+        "test_pickles_run",
+        "test_pytest_plugin",
+        "test_record",
+        "test_run_edges",
+        "test_run_ground_truth",
+        "test_startup",
+        "test_working_set",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.stem in INTERPRETER_MODULES:
+            item.add_marker(pytest.mark.interpreter)

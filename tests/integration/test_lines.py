@@ -33,16 +33,16 @@ def test_freed_spike_line_is_first_in_peak_attribution(tmp_path: Path) -> None:
     assert (top["file"], top["line"]) == (str(script), marker(script, "spike")), profile["peak"][
         "attribution"
     ]
-    # up to one sampling interval of the kept line's page faults can go to the spike's line
-    # (seen: 82 MiB; docs/measurement.md)
-    assert 700 * MIB <= top["bytes"] <= 900 * MIB
     assert top["function"] == "spike"
     assert "block = " in top["source"]
     assert top["pid"] == profile["processes"][0]["pid"]
     kept = next(a for a in profile["peak"]["attribution"] if a["line"] == marker(script, "kept"))
-    # sampling resolution: the growth of a line's last interval (10 ms of page faults) can go to
-    # the line after it (docs/measurement.md)
-    assert 100 * MIB <= kept["bytes"] <= 220 * MIB
+    # the two C calls run back to back: what the kept line made after the sampler last saw it goes
+    # to the spike's line (seen over 28 idle runs: the kept line 84-195 of its 200 MiB, the spike's
+    # 800-912 MiB; docs/measurement.md), never more than the kept line made, and nothing is lost
+    assert 700 * MIB <= top["bytes"] <= 1000 * MIB
+    assert 40 * MIB <= kept["bytes"] <= 220 * MIB
+    assert 950 * MIB <= top["bytes"] + kept["bytes"] <= 1030 * MIB, (top["bytes"], kept["bytes"])
 
 
 def test_spike_built_holding_the_gil_is_found_by_the_kernels_high_water_mark(tmp_path: Path) -> None:
