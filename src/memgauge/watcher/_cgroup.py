@@ -241,6 +241,21 @@ class MemoryGroup(_Group):
         self._undo()
 
 
+def make_group_dir(
+    host: CgroupHost, path: str, delegation: Delegation | None, reasons: list[str], what: str
+) -> bool:
+    """Whether the group's directory ``path`` could be made; where not, the ``delegation`` made
+    for it is undone and why is added to ``reasons`` ("cannot create a WHAT in PARENT: ...")."""
+    try:
+        host.make_group_dir(path)
+    except OSError as e:
+        if delegation is not None:
+            delegation.undo()
+        reasons.append(f"cannot create a {what} in {os.path.dirname(path)}: {e.strerror}")
+        return False
+    return True
+
+
 def _remove_stale(parent: str, host: CgroupHost) -> None:
     for path in orphaned_entries(parent, PREFIX):
         with contextlib.suppress(OSError):
@@ -309,12 +324,7 @@ def _memory_group_in(
             return None
     _remove_stale(parent, host)
     path = os.path.join(parent, name)
-    try:
-        host.make_group_dir(path)
-    except OSError as e:
-        if delegation is not None:
-            delegation.undo()
-        reasons.append(f"cannot create a cgroup {key} group in {parent}: {e.strerror}")
+    if not make_group_dir(host, path, delegation, reasons, f"cgroup {key} group"):
         return None
     group = MemoryGroup(path, version, host)
     group.delegation = delegation

@@ -8,7 +8,7 @@ import os
 import time
 
 from memgauge.capture import kill_until_gone, orphaned_entries
-from memgauge.watcher._cgroup import _delegated, _Group, _write
+from memgauge.watcher._cgroup import _delegated, _Group, _write, make_group_dir
 from memgauge.watcher._cgroup_delegate import Delegation, enable
 from memgauge.watcher._cgroup_host import PREFIX, CgroupHost, current_host
 
@@ -81,12 +81,7 @@ def create_pids_group(limit: int, host: CgroupHost | None = None) -> tuple[PidsG
             PidsGroup(stale, version, host).close(0.5)  # a fork bomb a killed memgauge left behind
         path = os.path.join(parent, name)
         ours = delegation if version == 2 else None
-        try:
-            host.make_group_dir(path)
-        except OSError as e:
-            if ours is not None:
-                ours.undo()
-            reasons.append(f"cannot create a cgroup v{version} pids group in {parent}: {e.strerror}")
+        if not make_group_dir(host, path, ours, reasons, f"cgroup v{version} pids group"):
             continue
         group = PidsGroup(path, version, host)
         group.delegation = ours
