@@ -12,20 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import MIB, PROGRAMS, marker, run_memgauge
 
 POOL = PROGRAMS / "lines_pool_exit.py"
 CHILD_OVER = PROGRAMS / "child_over_limit.py"
 
 
-@pytest.mark.xfail(
-    sys.version_info >= (3, 13),
-    reason="known defect on 3.13 (issue 36): the parent's multiprocessing queue line takes the "
-    "terminated worker's array; failed 3 of 3 runs on 3.13.0",
-    strict=False,
-)
 def test_a_terminated_pool_workers_array_is_in_the_top_rows_every_run(tmp_path: Path) -> None:
     worker, pool = marker(POOL, "worker"), marker(POOL, "pool")
     for run in range(4):

@@ -6,7 +6,6 @@ in-process sampler as the fallback."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -58,22 +57,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
-@pytest.mark.parametrize(
-    "mode",
-    [
-        pytest.param(
-            "main",
-            marks=pytest.mark.xfail(
-                sys.version_info >= (3, 13),
-                reason="known defect on 3.13 (issue 31): the main thread's C-call lines got 58% of "
-                "their bytes in 1 of 3 runs on 3.13.0",
-                strict=False,
-            ),
-        ),
-        "thread",
-        "spawn",
-    ],
-)
+@pytest.mark.parametrize("mode", ["main", "thread", "spawn"])
 def test_each_c_call_line_gets_at_least_90_percent_of_its_bytes(
     mode: str, data_dir: Path, tmp_path: Path
 ) -> None:

@@ -10,11 +10,13 @@ import threading
 import time
 import weakref
 from pathlib import Path
+from types import FrameType
 
 from memgauge.analysis import leak_suspects, short_path
 from memgauge.analysis._leaks import fit_growth
 from memgauge.analysis._lines import _is_library_path
-from memgauge.capture._bytecode import stalled_line
+from memgauge.capture._bytecode import stalled_keys, stalled_line
+from memgauge.capture._frames import StackReader
 from memgauge.capture._sampler import STARTUP_KEY, Sampler
 from memgauge.capture._sampler_charge import charge_memory
 from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON
@@ -125,6 +127,52 @@ def test_stall_in_a_call_is_charged_to_the_call() -> None:
 def test_quick_builtins_are_never_blamed() -> None:
     source = "def run():\n    block = b'x' * N\n    probe(len(block))\n"
     assert _stalled(source) == 2
+
+
+def _seen_in(source: str, event: str) -> tuple[list[tuple[str, int, str]], object]:
+    """The keys and position the line sampler reads for ``callee`` of ``source``'s ``run()`` at
+    its ``event`` ("call": just entered, at its first instruction; "return": leaving)."""
+    reader, found = StackReader(lib=False), {}
+
+    def tracer(frame: FrameType, what: str, _arg: object) -> object:
+        if frame.f_code.co_name != "callee":
+            return None
+        if what == event:
+            found["keys"] = keys = reader.keys(frame)
+            found["position"] = reader._position(frame, keys)
+        return tracer  # the callee's own events (its return) come to its local tracer
+
+    namespace: dict[str, object] = {"N": 10}
+    exec(compile(source, "/proj/app.py", "exec"), namespace)
+    sys.settrace(tracer)
+    try:
+        namespace["run"]()  # type: ignore[operator]
+    finally:
+        sys.settrace(None)
+    return found["keys"], found["position"]  # type: ignore[return-value]
+
+
+def test_a_stall_seen_as_a_function_is_entered_is_charged_to_the_callers_line() -> None:
+    # `b'x' * N` keeps the GIL; the thread lets go at the first instruction of the next function
+    # it calls, where the sampler finds it on that function's `def` line (3.13: a pool worker's
+    # array charged to multiprocessing's `queue.put`)
+    source = "def callee(x):\n    return x\n\ndef run():\n    block = b'x' * N\n    callee(block)\n"
+    keys, position = _seen_in(source, "call")
+    assert keys[:2] == [("/proj/app.py", 1, "callee"), ("/proj/app.py", 6, "run")]
+    outer = keys[2:]
+    stalled_keys(keys, position)  # type: ignore[arg-type]
+    if sys.version_info >= (3, 11):
+        assert keys == [("/proj/app.py", 5, "run"), *outer]
+    else:  # no check at a function's start before 3.11: the callee's own bytecode is all there is
+        assert keys[0][2] == "callee" and keys[1:] == [("/proj/app.py", 6, "run"), *outer]
+
+
+def test_a_one_line_function_found_on_its_def_line_after_its_start_keeps_its_stall() -> None:
+    source = "def callee(x): return x * N\n\ndef run():\n    y = 1\n    callee(y)\n"
+    keys, position = _seen_in(source, "return")
+    before = list(keys)
+    stalled_keys(keys, position)  # type: ignore[arg-type]
+    assert keys == before and keys[0] == ("/proj/app.py", 1, "callee")
 
 
 def test_short_paths() -> None:

@@ -21,6 +21,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import CodeType
 
+    from memgauge.capture._frames import At, Position
+
     Key = tuple[str, int, str]
 
 # instructions that always check for a GIL drop request (3.10 to 3.13). Calls check too, but not
@@ -159,19 +161,36 @@ def _line_before(instructions: list[tuple[int, str, int, int]], lasti: int) -> i
     return None if found is None else found[1]
 
 
-def stalled_keys(keys: list[Key], position: tuple[CodeType, int]) -> None:
-    """Charge a long GIL-holding operation to its own line: ``keys[0]`` becomes that line."""
-    line = stalled_line(*position)
+def entered(code: CodeType, lasti: int) -> bool:
+    """Whether a frame at ``lasti`` of ``code`` has run nothing of its body yet: ``lasti`` is at its
+    first ``RESUME`` (3.11+) or before it."""
+    try:
+        instructions = _instructions(code)
+    except Exception:
+        return False
+    return next((lasti <= ins[0] for ins in instructions if ins[1] == "RESUME"), False)
+
+
+def stalled_keys(keys: list[Key], position: At) -> None:
+    """Charge a long GIL-holding operation to its own line: ``keys[0]`` becomes that line. A frame
+    found just entered ran none of it: the operation was its caller's, before the call (a pool's
+    worker building its result, found as it enters ``queue.put``), and the caller's line takes it."""
+    code, lasti, caller = position
+    if caller is not None and entered(code, lasti):
+        key, code, lasti = caller
+        # the caller is keys[1] when it is charged too; else it takes the callee's place
+        keys[:] = [key, *keys[2 if keys[1:2] == [key] else 1 :]]
+    line = stalled_line(code, lasti)
     if line is not None:
         keys[0] = (keys[0][0], line, keys[0][2])
 
 
-def blocked_keys(keys: list[Key], blocked: tuple[CodeType, int] | None) -> list[Key]:
+def blocked_keys(keys: list[Key], blocked: Position) -> list[Key]:
     """The keys to credit with what grew while a thread ran that is now blocked at ``blocked``
     (None: it is not): the line before the block that built something (``blocked_line``)."""
     if blocked is None:
         return keys
-    line = blocked_line(*blocked)
+    line = blocked_line(blocked[0], blocked[1])
     if line is None or line == keys[0][1]:
         return keys
     return [(keys[0][0], line, keys[0][2]), *keys[1:]]

@@ -19,8 +19,14 @@ if TYPE_CHECKING:
     from types import CodeType, FrameType
 
     Key = tuple[str, int, str]
-    # (thread ident, keys innermost first, code and instruction of the frame keys[0] stands for)
-    Stack = tuple[int, list[Key], tuple[CodeType, int] | None]
+    # the frame that called one found on its ``def`` line: its key, code and instruction
+    Caller = tuple[Key, CodeType, int]
+    # code and instruction of the frame keys[0] stands for, with its caller when it may have just
+    # been entered; None when keys[0] is not the innermost frame
+    At = tuple[CodeType, int, Caller | None]
+    Position = At | None
+    # (thread ident, keys innermost first, position)
+    Stack = tuple[int, list[Key], Position]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -144,11 +150,27 @@ class StackReader:
                 stacks.append((ident, keys, self._position(frame, keys)))
         return stacks
 
-    def _position(self, frame: FrameType | None, keys: list[Key]) -> tuple[CodeType, int] | None:
+    def _position(self, frame: FrameType | None, keys: list[Key]) -> Position:
         """Code and current instruction of the frame ``keys[0]`` stands for, when it is the
         innermost frame apart from memgauge's own (an import reaches its import hook first)."""
         while frame is not None and self.kind(frame.f_code.co_filename) == OWN:
             frame = frame.f_back
         if frame is None or frame.f_code.co_filename != keys[0][0]:
             return None  # library code ran innermost: charged to the user line that called it
-        return frame.f_code, frame.f_lasti
+        code = frame.f_code
+        # on its `def` line, a frame may have just been entered: its first instruction checks for
+        # a GIL drop request, so a C call of the caller's that kept the GIL ends here
+        # (``_bytecode.stalled_keys`` tells from the bytecode)
+        return code, frame.f_lasti, self._caller(frame) if frame.f_lineno == code.co_firstlineno else None
+
+    def _caller(self, frame: FrameType) -> Caller | None:
+        """The frame that called ``frame`` when it is charged as ``frame`` would be: the user's
+        for a user frame, a library's for a library frame (or any with ``lib``), never memgauge's."""
+        back = frame.f_back
+        if back is None:
+            return None
+        code = back.f_code
+        kind = self.kind(code.co_filename)
+        if kind == OWN or (kind != self.kind(frame.f_code.co_filename) and not self.lib):
+            return None
+        return (code.co_filename, back.f_lineno or 0, code.co_name), code, back.f_lasti

@@ -49,7 +49,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from memgauge.capture._sampler_charge import Key, Position, Seen
+    from memgauge.capture._frames import Position
+    from memgauge.capture._sampler_charge import Key, Seen
 
 INTERVAL = 0.01
 # the aggregate is written at most every FLUSH_SECONDS, and at most 2% of the time (a process

@@ -14,17 +14,15 @@ from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON, GROWTH, LINE_STATS, S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from types import CodeType
     from typing import Protocol
 
-    from memgauge.capture._frames import StackReader
+    from memgauge.capture._frames import Position, StackReader
     from memgauge.capture._ledger import Ledger
 
     Key = tuple[str, int, str]
     # a Python thread in a sample: its keys, its CPU ns, whether native, where it is blocked
     # (code, instruction) when it ran and then blocked (its growth was made before the block), and
     # the ns it spent runnable without a CPU
-    Position = tuple[CodeType, int] | None
     Seen = tuple[list[Key], float, bool, Position, float]
 
     class Sampler(Protocol):
