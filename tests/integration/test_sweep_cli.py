@@ -249,7 +249,8 @@ def test_interrupt_keeps_the_finished_runs(tmp_path: Path) -> None:
             sys.executable, "-m", "memgauge", "sweep", str(PROGRAMS / "sweep_sleep.py"),
             "--param", "N=1,2,3", "--json", str(record), "--no-lines", "-q",
         ],
-        env={**os.environ, "SLEEP": "0", "STARTED_FILE": str(started)},
+        # the first point at once, the others until interrupted: the interrupt lands while one runs
+        env={**os.environ, "SLEEP": "60", "SLEEP_1": "0", "STARTED_FILE": str(started)},
         cwd=tmp_path,
         stderr=subprocess.PIPE,
         text=True,

@@ -1,4 +1,5 @@
-"""Sleeps SLEEP seconds (for timeouts and interrupts), after writing STARTED_FILE if set."""
+"""Sleeps SLEEP_<N> seconds, else SLEEP (for timeouts and interrupts), after writing STARTED_FILE if
+set."""
 
 import os
 import time
@@ -6,4 +7,5 @@ import time
 if os.environ.get("STARTED_FILE"):
     with open(os.environ["STARTED_FILE"], "a") as f:
         f.write(os.environ.get("N", "") + "\n")
-time.sleep(float(os.environ.get("SLEEP", "60")))
+n = os.environ.get("N", "")
+time.sleep(float(os.environ.get(f"SLEEP_{n}", os.environ.get("SLEEP", "60"))))
