@@ -4,14 +4,17 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests._turns import Turns
 
 PROGRAMS = Path(__file__).parent / "programs"
 MIB = 1 << 20
@@ -168,7 +171,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     path = session.config.getoption("--record-torch-skips")
-    if path:
+    # under xdist the controller writes it: the workers' skips are reported to it
+    if path and not hasattr(session.config, "workerinput"):
         Path(path).write_text("".join(f"{nodeid}\n" for nodeid in _torch_skips))
 
 
@@ -199,7 +203,72 @@ INTERPRETER_MODULES = frozenset(
 )
 
 
+# The integration tests that may run beside another test under pytest-xdist (`-n 2`, the README's
+# test command): their figures are the service's API and queue, a report's text and pages, a
+# record's fields, none a time, a CPU share or a rate. Every other test runs with the machine to
+# itself (tests/_turns.py).
+PARALLEL_MODULES = frozenset(
+    {
+        "test_api",
+        "test_fit_browser",
+        "test_html",
+        "test_html_browser",
+        "test_html_sweep_browser",
+        "test_plan_browser",
+        "test_reports_review",
+        "test_schema",
+        "test_service_admission",
+        "test_service_db",
+        "test_service_e2e",
+        "test_service_judge",
+        "test_service_machines",
+        "test_service_machines_browser",
+        "test_service_prove",
+        "test_service_quota",
+        "test_service_review",
+        "test_service_schemathesis",
+        "test_service_ui_browser",
+        "test_sweep_review",
+        "test_unmeasured",
+        "test_view_cli",
+    }
+)
+_turns: Turns | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _turns
+    # started from a shell's background job, pytest and every child it starts would ignore SIGINT
+    # (each exec keeps an ignored signal): the tests that interrupt a run could not
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        _turns = Turns(str(workerinput["testrunuid"]))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _turns is not None:
+        _turns.close()
+
+
+def _alone(item: pytest.Item) -> bool:
+    return not (item.path.parent.name == "integration" and item.path.stem in PARALLEL_MODULES)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    if _turns is None:
+        return (yield)
+    with _turns.turn(_alone(item)):
+        return (yield)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.stem in INTERPRETER_MODULES:
             item.add_marker(pytest.mark.interpreter)
+    # the tests that may run beside each other first: xdist hands out modules in this order
+    # (`--no-loadscope-reorder`), so both workers run them at once instead of taking turns with a
+    # measuring test
+    items.sort(key=_alone)
