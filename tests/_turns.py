@@ -4,7 +4,8 @@ queue, the reports, the browser pages) may run beside each other. Under ``-n N``
 turn around its whole protocol (setup, call, teardown: a module's fixtures too): a shared turn for a
 test of ``conftest.PARALLEL_MODULES``, an exclusive one for every other test.
 
-Two ``flock`` locks in the temporary directory, named by xdist's run id: ``room``, held shared or
+Two ``flock`` locks in ``memgauge-test-turns`` of the temporary directory, named by xdist's run id
+(those of runs over a day old are removed): ``room``, held shared or
 exclusive through a test, and ``gate``, held while a room lock is taken. A worker waiting for the
 room alone holds the gate, so the other worker cannot take shared turns past it one after another
 (``flock`` alone lets shared holders starve an exclusive waiter)."""
@@ -14,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO
@@ -21,7 +23,10 @@ from typing import IO
 
 class Turns:
     def __init__(self, run_id: str) -> None:
-        base = os.path.join(tempfile.gettempdir(), f"memgauge-tests-{run_id}")
+        directory = os.path.join(tempfile.gettempdir(), "memgauge-test-turns")
+        os.makedirs(directory, exist_ok=True)
+        _prune(directory, time.time() - 86400)
+        base = os.path.join(directory, run_id)
         self.gate: IO[bytes] = open(base + ".gate", "ab")  # noqa: SIM115  (held for the session)
         self.room: IO[bytes] = open(base + ".room", "ab")  # noqa: SIM115
 
@@ -40,3 +45,14 @@ class Turns:
     def close(self) -> None:
         self.gate.close()
         self.room.close()
+
+
+def _prune(directory: str, before: float) -> None:
+    """Remove the lock files of earlier runs (never this run's: the other worker holds them open,
+    and one opened anew after a removal would be another lock)."""
+    for entry in os.scandir(directory):
+        try:
+            if entry.stat().st_mtime < before:
+                os.unlink(entry.path)
+        except OSError:
+            pass  # another worker removed it first

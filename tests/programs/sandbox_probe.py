@@ -45,7 +45,9 @@ def main() -> None:
         ),
         "cwd": os.getcwd(),
         "cwd_files": sorted(os.listdir(".")),
-        "tmp": sorted(os.listdir("/tmp")),
+        # the sandboxes' run directories only: without a mount namespace /tmp is the host's, and
+        # all of it could outgrow the output tail the test reads
+        "tmp": sorted(n for n in os.listdir("/tmp") if n.startswith("memgauge-sandbox-")),
         "visible_pids": sum(name.isdigit() for name in os.listdir("/proc")),
         "tcp_postgres": attempt(lambda: socket.create_connection(("127.0.0.1", 5432), timeout=2).close()),
         "tcp_remote": attempt(lambda: socket.create_connection(("1.1.1.1", 443), timeout=2).close()),
