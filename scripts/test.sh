@@ -14,6 +14,6 @@ fi
 .venv/bin/ruff check src tests bench examples scripts
 .venv/bin/ruff format --check src tests bench examples scripts
 .venv/bin/mypy
-# on MEMGAUGE_TEST_WORKERS workers (2; 0: in this process): a test that measures runs alone
+# in this process, or on MEMGAUGE_TEST_WORKERS workers: a test that measures then runs alone
 # (tests/_turns.py), the service's, the reports' and the pages' tests beside each other
-.venv/bin/python -m pytest -n "${MEMGAUGE_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@"
+.venv/bin/python -m pytest -n "${MEMGAUGE_TEST_WORKERS:-0}" --dist loadfile --no-loadscope-reorder "$@"

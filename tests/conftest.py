@@ -264,11 +264,12 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
         return (yield)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.stem in INTERPRETER_MODULES:
             item.add_marker(pytest.mark.interpreter)
-    # the tests that may run beside each other first: xdist hands out modules in this order
-    # (`--no-loadscope-reorder`), so both workers run them at once instead of taking turns with a
-    # measuring test
-    items.sort(key=_alone)
+    if hasattr(config, "workerinput"):
+        # the tests that may run beside each other first: xdist hands out modules in this order
+        # (`--no-loadscope-reorder`), so both workers run them at once instead of taking turns
+        # with a measuring test. In one process the order stays the files'.
+        items.sort(key=_alone)
