@@ -203,10 +203,10 @@ INTERPRETER_MODULES = frozenset(
 )
 
 
-# The integration tests that may run beside another test under pytest-xdist (`-n 2`, the README's
-# test command): their figures are the service's API and queue, a report's text and pages, a
-# record's fields, none a time, a CPU share or a rate. Every other test runs with the machine to
-# itself (tests/_turns.py).
+# The integration tests that may run beside another test under pytest-xdist
+# (`MEMGAUGE_TEST_WORKERS=2 bash scripts/test.sh`): their figures are the service's API and queue,
+# a report's text and pages, a record's fields, none a time, a CPU share or a rate. Every other
+# test runs with the machine to itself (tests/_turns.py).
 PARALLEL_MODULES = frozenset(
     {
         "test_api",
