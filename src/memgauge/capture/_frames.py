@@ -158,10 +158,10 @@ class StackReader:
         if frame is None or frame.f_code.co_filename != keys[0][0]:
             return None  # library code ran innermost: charged to the user line that called it
         code = frame.f_code
-        # on its `def` line, a frame may have just been entered: its first instruction checks for
-        # a GIL drop request, so a C call of the caller's that kept the GIL ends here
-        # (``_bytecode.stalled_keys`` tells from the bytecode)
-        return code, frame.f_lasti, self._caller(frame) if frame.f_lineno == code.co_firstlineno else None
+        # on its `def` line (keys[0] is this frame's: its line is read once), a frame may have just
+        # been entered: its first instruction checks for a GIL drop request, so a C call of the
+        # caller's that kept the GIL ends here (``_bytecode.stalled_keys`` tells from the bytecode)
+        return code, frame.f_lasti, self._caller(frame) if keys[0][1] == code.co_firstlineno else None
 
     def _caller(self, frame: FrameType) -> Caller | None:
         """The frame that called ``frame`` when it is charged as ``frame`` would be: the user's
