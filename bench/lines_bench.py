@@ -6,7 +6,16 @@ measured program's processes (from the profile), the program's own wall time (it
 start to end), and the CPU time of everything (the program, memgauge, py-spy:
 this process's children's rusage), each as the median per-pair ratio outside / inside.
 
+On a 2-vCPU VM the machine's own speed moves 10-25% over seconds (one workload's plain runs took
+3.6 to 5.5 s of CPU), more than the difference sought. ``--together`` runs each pair at the same
+time instead, both programs pinned to CPU 0 (``-- taskset -c 0 python SCRIPT``), memgauge and
+py-spy free to use CPU 1: the two programs take turns on one CPU every few milliseconds, so a
+drift lands on both alike. It compares the programs' own CPU time (the in-process sampler's thread
+is part of it; py-spy and the runner's poller run beside it) and memgauge's own CPU per run (the
+profile's ``overhead``), not wall times, which sharing a CPU makes meaningless.
+
     .venv/bin/python bench/lines_bench.py --reps 3 --workloads noop,calls,allocs
+    .venv/bin/python bench/lines_bench.py --together --reps 5
 """
 
 from __future__ import annotations
@@ -21,40 +30,56 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 WORKLOADS = Path(__file__).resolve().parent / "workloads"
 MODES = ("outside", "inside")
 
 
-def run_once(script: Path, mode: str, tmp: Path) -> dict[str, float | str]:
-    out = tmp / "profile.json"
+def command(script: Path, mode: str, out: Path, *, pinned: bool) -> tuple[list[str], dict[str, str]]:
     env = {**os.environ, "MEMGAUGE_LINE_SAMPLER": "auto" if mode == "outside" else "inside"}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.monotonic()
-    subprocess.run(
-        [sys.executable, "-m", "memgauge", "run", "--json", str(out), str(script)],
-        env=env,
-        check=True,
-        capture_output=True,
-        cwd=tmp,
-    )
-    wall = time.monotonic() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    profile = json.loads(out.read_text())
+    program = ["--", "taskset", "-c", "0", sys.executable, str(script)] if pinned else [str(script)]
+    return [sys.executable, "-m", "memgauge", "run", "--json", str(out), *program], env
+
+
+def figures(profile: dict[str, Any]) -> dict[str, float | str]:
+    """The programs' CPU seconds, memgauge's own, and which sampler ran, from one profile."""
     program_cpu = sum(
         p.get("cpu_user_seconds", 0) + p.get("cpu_system_seconds", 0) for p in profile["processes"]
     )
-    total = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    own = sum(part["cpu_seconds"] for part in (profile.get("overhead") or {}).get("cpu", []))
     sampler = profile["environment"]["measurement"].get("line_sampler", "")
+    return {"program_cpu": program_cpu, "own_cpu": own, "sampler": sampler}
+
+
+def run_together(script: Path, tmp: Path) -> dict[str, dict[str, float | str]]:
+    """Both modes at once, their programs sharing CPU 0."""
+    procs = {}
+    for mode in MODES:
+        argv, env = command(script, mode, tmp / f"{mode}.json", pinned=True)
+        procs[mode] = subprocess.Popen(
+            argv, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+    for mode, proc in procs.items():
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"{mode} run of {script.name} failed: {err[-2000:]}")
+    return {mode: figures(json.loads((tmp / f"{mode}.json").read_text())) for mode in MODES}
+
+
+def run_once(script: Path, mode: str, tmp: Path) -> dict[str, float | str]:
+    out = tmp / "profile.json"
+    argv, env = command(script, mode, out, pinned=False)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    subprocess.run(argv, env=env, check=True, capture_output=True, cwd=tmp)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    profile = json.loads(out.read_text())
+    total = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     main = profile["processes"][0]
     program_wall = main["end_seconds"] - main["start_seconds"]
-    return {
-        "wall": wall,
-        "program_wall": program_wall,
-        "program_cpu": program_cpu,
-        "total_cpu": total,
-        "sampler": sampler,
-    }
+    return {"wall": wall, "program_wall": program_wall, "total_cpu": total, **figures(profile)}
 
 
 def ratio(runs: dict[str, list[dict[str, float | str]]], key: str) -> float:
@@ -69,7 +94,10 @@ def main() -> int:
     ap.add_argument(
         "--workloads", default="noop,known_peak,allocs,calls,cubes,pyobjects,sleep_compute,training_loop"
     )
+    ap.add_argument("--together", action="store_true", help="each pair at once, programs on CPU 0")
     args = ap.parse_args()
+    if args.together:
+        return together(args.workloads.split(","), args.reps)
     print("| workload | program wall in (s) | program wall out/in | run wall | program CPU | all CPU |")
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as d:
@@ -87,6 +115,32 @@ def main() -> int:
                 f"{ratio(runs, key):.3f}" for key in ("program_wall", "wall", "program_cpu", "total_cpu")
             )
             print(f"| {name} | {inside_wall:.2f} | {cells} |", flush=True)
+    return 0
+
+
+def together(names: list[str], reps: int) -> int:
+    print("| workload | program CPU in (s) | program CPU out/in | memgauge CPU in | memgauge CPU out |")
+    print("|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        for name in names:
+            script = WORKLOADS / f"{name}.py"
+            runs: dict[str, list[dict[str, float | str]]] = {m: [] for m in MODES}
+            for _ in range(reps):
+                for mode, got in run_together(script, tmp).items():
+                    runs[mode].append(got)
+            assert all(str(r["sampler"]).startswith("py-spy") for r in runs["outside"]), runs["outside"]
+            inside = statistics.median(float(r["program_cpu"]) for r in runs["inside"])
+            own = {m: statistics.median(float(r["own_cpu"]) for r in runs[m]) for m in MODES}
+            spread = sorted(
+                float(o["program_cpu"]) / max(float(i["program_cpu"]), 1e-9)
+                for o, i in zip(runs["outside"], runs["inside"], strict=True)
+            )
+            print(
+                f"| {name} | {inside:.2f} | {ratio(runs, 'program_cpu'):.3f} "
+                f"({spread[0]:.3f}-{spread[-1]:.3f}) | {own['inside']:.2f} | {own['outside']:.2f} |",
+                flush=True,
+            )
     return 0
 
 

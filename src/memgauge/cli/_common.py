@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Literal, Protocol
 
-from memgauge._env import ENV_DEBUG
+from memgauge._env import ENV_DEBUG, LINE_SAMPLERS
 from memgauge._errors import (
     InternalError,
     MemgaugeError,
@@ -226,6 +226,13 @@ def run_options(p: argparse.ArgumentParser) -> None:
         "--no-lines",
         action="store_true",
         help="no line sampling in the program's Python processes (peaks, phases and time only)",
+    )
+    p.add_argument(
+        "--line-sampler",
+        choices=LINE_SAMPLERS,
+        default=None,
+        help="who reads the lines: auto (the default: py-spy from outside where ptrace allows, "
+        "else a thread inside), outside or inside (MEMGAUGE_LINE_SAMPLER sets the default)",
     )
     p.add_argument(
         "--alloc",

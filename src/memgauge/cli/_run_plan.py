@@ -46,6 +46,19 @@ def _sandbox(path: str) -> SandboxRun:
         raise UsageError(f"--sandbox {path}: not a sandbox plan: {e}") from e
 
 
+def _line_sampler(chosen: str | None) -> str:
+    """--line-sampler, else MEMGAUGE_LINE_SAMPLER, else auto; a bad value in the environment is
+    a usage error, as a bad option is, not a silent default."""
+    if chosen is not None:
+        return chosen
+    from memgauge._env import ENV_LINE_SAMPLER, LINE_SAMPLERS
+
+    value = os.environ.get(ENV_LINE_SAMPLER, "") or "auto"
+    if value not in LINE_SAMPLERS:
+        raise UsageError(f"{ENV_LINE_SAMPLER}={value}: expected one of {', '.join(LINE_SAMPLERS)}")
+    return value
+
+
 class RunPlan:
     """A validated run: what to run, how, and where its profile and report go."""
 
@@ -77,6 +90,7 @@ class RunPlan:
             interval=args.interval, cgroup=args.cgroup, lines=lines, alloc=args.alloc, enforce=enforce
         )
         self.options.torch = getattr(args, "torch", "summary")
+        self.options.line_sampler = _line_sampler(getattr(args, "line_sampler", None))
         if getattr(args, "own_process", False):
             # memgauge was started for this run: its own start-up is timed in the profile
             self.options.process_start = process_started()

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from memgauge.isolation import Isolation, SandboxRun
     from memgauge.model import Profile
-    from memgauge.watcher import MemoryGroup, TimelineBuilder, TreeWatcher
+    from memgauge.watcher import MemoryGroup, OutsideLines, TimelineBuilder, TreeWatcher
 
 # Only what starting the program needs is imported above: the modules that sample, assemble and
 # describe the run (dataclasses, json, ...) are imported once the program runs, on the other core,
@@ -59,9 +59,9 @@ class RunOptions:
     ``join_groups``: ``cgroup.procs`` files of groups the caller made (a CPU quota that emulates a
     smaller machine) that the child enters before it starts, with its memory group;
     ``line_sampler``: auto | outside | inside: the lines read from outside the program by py-spy
-    (no GIL needed: a long C call is seen running) where ptrace rights allow, or by a thread inside
-    each process (``inside``, the default, and ``auto`` where py-spy may not read it or a sandbox
-    runs it); ``MEMGAUGE_LINE_SAMPLER`` sets it.
+    (no GIL needed: a long C call is seen running) where ptrace rights allow (``auto``, the
+    default, and ``outside``), or by a thread inside each process (``inside``, and ``auto`` where
+    py-spy may not read it or a sandbox runs it); ``MEMGAUGE_LINE_SAMPLER`` sets the default.
     """
 
     def __init__(
@@ -93,9 +93,8 @@ class RunOptions:
         self.sandbox = sandbox
         # the cgroup.procs files of groups the caller made (a CPU quota) the child enters too
         self.join_groups = join_groups
-        # "" (the default: inside, until the outside sampler's cost and per-line share hold on every
-        # workload, docs/measurement.md) | auto | outside | inside
-        self.line_sampler = os.environ.get(ENV_LINE_SAMPLER, "")
+        # auto (the default) | outside | inside (docs/measurement.md, "Line sampling")
+        self.line_sampler = os.environ.get(ENV_LINE_SAMPLER, "") or "auto"
         # off | summary | full: the torch tracker, started when the program imports torch
         self.torch = "summary"
         # when memgauge's process started (monotonic; ``process_started``): its start-up is then
@@ -150,14 +149,41 @@ def _choose_line_sampler(options: RunOptions) -> str | None:
     description, with why, for the profile."""
     if options.lines == "off":
         return "off"
-    if options.line_sampler in ("", "inside"):
-        return "in-process (asked for)" if options.line_sampler else "in-process (the default)"
+    if options.line_sampler == "inside":
+        return "in-process (asked for)"
     if options.sandbox is not None and options.line_sampler != "outside":
         return "in-process (sandboxed program)"
     from memgauge.watcher import outside_refusal
 
     why = outside_refusal()
     return None if why is None else f"in-process ({why})"
+
+
+def _outside_lines(
+    line_sampler: str | None,
+    env: dict[str, str],
+    events_dir: str,
+    options: RunOptions,
+    clock: Callable[[], float],
+) -> OutsideLines | None:
+    """The outside sampler where ``_choose_line_sampler`` chose it: py-spy's process made first,
+    waiting for the program's pid, so that the watcher knows it is not the program's before its
+    first sample; the program's Python processes told to wait for it."""
+    if line_sampler is not None:
+        return None
+    env[ENV_LINES_OUTSIDE] = str(os.getpid())
+    from memgauge.watcher import OutsideLines
+
+    return OutsideLines(events_dir, lib=options.lines == "lib", clock=clock)
+
+
+def _outside_cpu(state: RunState, outside: OutsideLines) -> None:
+    """py-spy's CPU time is memgauge's own, not the program's: out of the reaped processes and into
+    the overhead, whoever reaped it (the loop, when it exited early, or ``finish``)."""
+    spy = state.reaped.pop(outside.pid or -1, None)
+    seconds = outside.cpu_seconds if spy is None else spy.user + spy.system
+    if outside.pid is not None and seconds is not None:
+        state.own_cpu.append(("py-spy (outside sampler)", outside.pid, seconds))
 
 
 def _memory_group(options: RunOptions) -> tuple[MemoryGroup | None, str]:
@@ -277,6 +303,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
     group: MemoryGroup | None = None  # closed at the end, however the run ends
     isolation = options.isolation()
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, WAITED)
+    outside: OutsideLines | None = None
     try:
         # first: a sandbox's mounts decide what the rest (cgroups, the events directory) sees
         limits = isolation.enter(options.enforce)
@@ -286,10 +313,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         env[ENV_EVENTS_DIR] = events_dir
         _instrument(env, options)
         line_sampler = _choose_line_sampler(options)
-        if line_sampler is None:
-            env[ENV_LINES_OUTSIDE] = str(os.getpid())
-            # imported now, not between the watcher's first samples (a gap in the timeline)
-            from memgauge.watcher import OutsideLines
+        outside = _outside_lines(line_sampler, env, events_dir, options, clock)
         oom_before = _global_oom_kills()
         preexec = _preexec(blocked, [group.procs_file] if group is not None else [], options.join_groups)
         started_at = time.time()
@@ -302,12 +326,10 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
 
         builder, watcher = _watcher(child.pid, group, limits, options, t0)
         state = RunState(child.pid)
-        outside = None
-        if line_sampler is None:
-            python = target.kind != "command"  # the bootstrap under this interpreter, exec'd already
-            outside = OutsideLines(
-                events_dir, child.pid, lib=options.lines == "lib", clock=clock, python=python
-            )
+        if outside is not None:
+            watcher.exclude(outside.pid)
+            # python: the bootstrap under this interpreter, exec'd already
+            outside.start(child.pid, python=target.kind != "command")
         try:
             watcher.sample()  # at once: a program may not live long
             nvml = start_nvml_sampler(child.pid)  # NVML's thread polls the GPUs while the program runs
@@ -328,7 +350,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         global_ooms = _global_oom_kills() - oom_before
         if outside is not None:
             line_sampler = outside.finish()
-            state.reaped.pop(outside.pid or -1, None)  # py-spy's CPU time is not the program's
+            _outside_cpu(state, outside)
         # loaded by prewarm's thread while the program ran (this waits for it where it has not
         # finished): imported in the main loop, it left a gap in the samples (~130 ms uncompiled,
         # where PYTHONDONTWRITEBYTECODE is set) that a short-lived child fell into
@@ -357,6 +379,8 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         profile.started_at = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(started_at))
         return profile
     finally:
+        if outside is not None:
+            outside.stop()  # where the program could not start: the waiting py-spy shell goes too
         isolation.close()
         _set_subreaper(False)
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from memgauge.capture import ATTACHED_MARK, INSIDE_MARK, OUTSIDE_MARK, join_outside_lines
 from memgauge.watcher._descendants import read_all_children
+from memgauge.watcher._outside_poll import ProcessPoller
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -88,73 +89,6 @@ def outside_refusal(scope_file: str = "/proc/sys/kernel/yama/ptrace_scope") -> s
     return None
 
 
-_PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-class ProcessPoller:
-    """Reads one process's resident size and its threads' schedstat and state, 100 times a second:
-    the files are kept open and read with ``pread`` (an ``open`` a file a poll cost the runner's
-    poller about four fifths of its time); the thread list is read again every ``RESCAN`` polls."""
-
-    RESCAN = 1
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.statm = os.open(f"/proc/{pid}/statm", os.O_RDONLY | os.O_CLOEXEC)
-        self.threads: dict[int, tuple[int, int]] = {}  # tid -> (schedstat fd, stat fd)
-        self.polls = 0
-
-    def _rescan(self) -> None:
-        try:
-            tids = {int(t) for t in os.listdir(f"/proc/{self.pid}/task")}
-        except OSError:
-            return
-        for tid in set(self.threads) - tids:
-            self._drop(tid)
-        for tid in tids - set(self.threads):
-            try:
-                sched = os.open(f"/proc/{self.pid}/task/{tid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
-            except OSError:
-                continue
-            try:
-                stat = os.open(f"/proc/{self.pid}/task/{tid}/stat", os.O_RDONLY | os.O_CLOEXEC)
-            except OSError:
-                os.close(sched)
-                continue
-            self.threads[tid] = (sched, stat)
-
-    def _drop(self, tid: int) -> None:
-        for fd in self.threads.pop(tid, ()):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-    def poll(self) -> tuple[int, dict[int, tuple[int, int, bool]]] | None:
-        """Resident bytes and, per thread, (ns on a CPU, ns runnable without one, whether it is
-        on a CPU or runnable now); None once the process is gone."""
-        try:
-            rss = int(os.pread(self.statm, 64, 0).split()[1]) * _PAGE
-        except (OSError, ValueError, IndexError):
-            return None
-        if self.polls % self.RESCAN == 0:
-            self._rescan()
-        self.polls += 1
-        out: dict[int, tuple[int, int, bool]] = {}
-        for tid, (sched, stat) in list(self.threads.items()):
-            try:
-                run, delay = os.pread(sched, 64, 0).split()[:2]
-                state = os.pread(stat, 512, 0).rpartition(b")")[2][1:2]
-                out[tid] = (int(run), int(delay), state == b"R")
-            except (OSError, ValueError):
-                self._drop(tid)  # the thread ended
-        return rss, out
-
-    def close(self) -> None:
-        for tid in list(self.threads):
-            self._drop(tid)
-        with contextlib.suppress(OSError):
-            os.close(self.statm)
-
-
 class OutsideLines:
     """py-spy and the /proc poller of one run; ``tick()`` from the runner's loop, ``finish()`` once
     the program ended."""
@@ -162,31 +96,33 @@ class OutsideLines:
     def __init__(
         self,
         events_dir: str,
-        root: int,
         *,
         lib: bool,
         interval: float = 0.01,
         clock: Callable[[], float] = time.monotonic,
-        python: bool = False,
     ) -> None:
-        self.events_dir, self.root, self.lib, self.interval, self.clock = (
-            events_dir,
-            root,
-            lib,
-            interval,
-            clock,
-        )
+        self.events_dir, self.lib, self.interval, self.clock = events_dir, lib, interval, clock
+        self.root = 0
         self.polls: dict[int, list[tuple[float, int, dict[int, tuple[int, int, bool]]]]] = {}
         self.proc: subprocess.Popen[bytes] | None = None
+        self.launched = False
         self.pollers: dict[int, ProcessPoller] = {}
         self.origin = 0.0
         self.failure: str | None = None
         self.attached = False
-        # the root is this interpreter, exec'd already: py-spy starts at once, attaching while the
-        # interpreter starts, instead of after it announced itself (~0.1 s less of the program's wait)
-        self.announced: set[int] = {root} if python else set()
+        self.cpu_seconds: float | None = None  # py-spy's, once it was reaped here
+        self.announced: set[int] = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="memgauge-outside-lines", daemon=True)
+        self._spawn_waiting()
+
+    def start(self, root: int, *, python: bool) -> None:
+        """Follow the program whose first process is ``root``. ``python``: the root is this
+        interpreter, exec'd already: py-spy starts at once, attaching while the interpreter
+        starts, instead of after it announced itself (~0.1 s less of the program's wait)."""
+        self.root = root
+        if python:
+            self.announced.add(root)
         self._thread.start()
 
     # --- the poller ---------------------------------------------------------------------------
@@ -195,7 +131,7 @@ class OutsideLines:
         if self.announced:
             self._launch_when_announced()
         while not self._stop.wait(interval):
-            if self.proc is None and self.failure is None:
+            if not self.launched and self.failure is None:
                 self._launch_when_announced()
             self.poll()
             if (
@@ -227,34 +163,23 @@ class OutsideLines:
             else:
                 self.polls.setdefault(pid, []).append((t, got[0], got[1]))
 
-    def _launch_when_announced(self) -> None:
-        try:
-            self.announced.update(_marked(os.listdir(self.events_dir)))
-        except OSError:
-            return
-        if not self.announced:
-            return
+    def _spawn_waiting(self) -> None:
+        """py-spy's process, made before the program's: a shell that waits for the program's pid
+        on its stdin, then becomes py-spy. Its pid is known before the watcher's first sample,
+        which leaves it out of the program's tree (memgauge's children are the tree where no
+        cgroup holds it)."""
         binary = py_spy_path()
         if binary is None:
             self._fail("py-spy is not installed")
             return
-        argv = [binary, "record", "--nonblocking", "--idle", "--threads", "--subprocesses"]
-        argv += [
-            "--rate",
-            str(RATE),
-            "--format",
-            "chrometrace",
-            "--output",
-            self.trace_path,
-            "--pid",
-            str(self.root),
-        ]
-        self.origin = self.clock()
+        record = ["record", "--nonblocking", "--idle", "--threads", "--subprocesses", "--rate", str(RATE)]
+        record += ["--format", "chrometrace", "--output", self.trace_path]
+        script = 'read -r pid || exit 0; exec "$0" "$@" --pid "$pid" </dev/null'
         try:
             self._stderr = open(os.path.join(self.events_dir, "outside.stderr"), "w+b")  # noqa: SIM115 - py-spy's, closed in stop()
             self.proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
+                ["/bin/sh", "-c", script, binary, *record],
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 # to a file, not a pipe nobody reads while it runs: warnings could fill it and stall py-spy
                 stderr=self._stderr,
@@ -265,7 +190,23 @@ class OutsideLines:
             )
         except OSError as e:
             self._fail(f"py-spy did not start ({e.strerror or e})")
+
+    def _launch_when_announced(self) -> None:
+        try:
+            self.announced.update(_marked(os.listdir(self.events_dir)))
+        except OSError:
             return
+        proc = self.proc
+        if not self.announced or proc is None or proc.stdin is None:
+            return
+        self.origin = self.clock()
+        try:
+            proc.stdin.write(f"{self.root}\n".encode())
+            proc.stdin.close()
+        except OSError as e:
+            self._fail(f"py-spy did not start ({e.strerror or e})")
+            return
+        self.launched = True
         threading.Thread(target=self._watch_output, daemon=True).start()
 
     @property
@@ -306,22 +247,42 @@ class OutsideLines:
     def stop(self) -> None:
         """Stop polling and py-spy (it writes its trace as it stops)."""
         self._stop.set()
-        self._thread.join(timeout=STOP_WAIT)
+        if self._thread.ident is not None:  # started
+            self._thread.join(timeout=STOP_WAIT)
         if not self._thread.is_alive():
             for poller in self.pollers.values():
                 poller.close()
             self.pollers.clear()
         proc = self.proc
-        if proc is not None and proc.poll() is None:
+        if proc is not None and proc.returncode is None:
+            if not self.launched and proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()  # never told a pid: the shell exits
             with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=STOP_WAIT)
-            except subprocess.TimeoutExpired:
+            if not self._reap(proc, STOP_WAIT):
                 proc.kill()
-                proc.wait()
+                self._reap(proc, STOP_WAIT)
         if proc is not None:
             self._stderr.close()
+
+    def _reap(self, proc: subprocess.Popen[bytes], timeout: float) -> bool:
+        """Wait for py-spy to exit, with its CPU time (``cpu_seconds``: memgauge's own, for the
+        profile's overhead), which ``Popen.wait`` would not keep. False on the timeout; True too
+        where something else reaped it (the runner's loop: its record has the CPU time)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            except ChildProcessError:
+                return True
+            if pid:
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                self.cpu_seconds = usage.ru_utime + usage.ru_stime
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
 
     @property
     def pid(self) -> int | None:
@@ -333,7 +294,7 @@ class OutsideLines:
         self.stop()
         if self.failure is not None:
             return f"in-process ({self.failure})"
-        if self.proc is None:
+        if not self.launched:
             return "in-process (no Python process announced itself)"
         try:
             with open(self.trace_path) as f:

@@ -167,6 +167,7 @@ class TreeWatcher:
         self.cpu = CpuSampler()
         # pid -> CPU seconds at its last read, for the processes ended since the last CPU interval
         self._ended_cpu: dict[int, float] = {}
+        self._own: set[int] = set()  # memgauge's own children, never the program's
 
     def _discover(self) -> list[int]:
         full = self._samples % _FULL_SCAN_EVERY == 0
@@ -189,8 +190,15 @@ class TreeWatcher:
             # group's list, opened afresh, cost ~180 us a sample where the watcher runs cold, the
             # most of a sample of one process
             _add_below(pids, list(pids), self._children)
+        pids -= self._own
         self._known = pids
         return sorted(pids)
+
+    def exclude(self, pid: int | None) -> None:
+        """A child of memgauge's that is not the program's (the outside sampler's py-spy): where no
+        cgroup holds the tree, memgauge's children are the tree."""
+        if pid is not None:
+            self._own.add(pid)
 
     def _new_program(
         self, pid: int, st: capture.StatSample, old: WatchedProcess | None, now: float
