@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from memgauge.capture import join_outside_lines, read_lines
-from memgauge.capture._lines_join import _within
+from memgauge.capture._bytecode import blocked_line_of_source
+from memgauge.capture._lines_join import _bootstrap_spans, _within
 from memgauge.watcher import outside_refusal
 from memgauge.watcher._outside import OLD_PYTHON, trace_spans
 
@@ -146,3 +147,28 @@ def test_the_spans_found_by_bisection_are_those_a_scan_finds() -> None:
         tb = ta + rng.choice((rng.uniform(0, 0.02), rng.uniform(0, 1.0)))
         scanned = [(min(e, tb) - max(s, ta), f) for s, e, f in spans if s < tb and e > ta]
         assert _within(spans, starts, ta, tb) == [(d, f) for d, f in scanned if d > 0]
+
+
+def test_runpy_importing_the_bootstrap_before_the_program_started_is_no_line() -> None:
+    runpy = f"{sys.prefix}/lib/python3.11/runpy.py"
+    importing = [
+        ("<frozen importlib._bootstrap>", 241, "_call_with_frames_removed"),
+        (runpy, 198, "_run_module_as_main"),
+    ]
+    script = ("/work/job.py", 3, "<module>")
+    program = [("/usr/lib/python3.11/json/encoder.py", 200, "encode"), script, (runpy, 88, "_run_code")]
+    spans = [(0.0, 0.1, importing), (0.1, 0.5, program), (0.6, 0.7, importing)]
+    # before the program's start (0.2): memgauge's start-up; after it: a program run with -m
+    assert _bootstrap_spans(spans, 0.2) == spans[1:]
+
+
+def test_a_sleep_lines_growth_goes_to_the_line_before_it_that_builds(tmp_path: Path) -> None:
+    script = tmp_path / "loop.py"
+    script.write_text(
+        "import time\nkept = []\n\n\ndef handle():\n    kept.append(bytearray(b'x' * 1024))\n"
+        "    time.sleep(0.01)\n\n\nclass C:\n    def wait(self):\n        time.sleep(1)\n"
+    )
+    assert blocked_line_of_source(str(script), "handle", 7) == 6
+    # a sleep first in its function builds nothing before it; a file that is gone is no answer
+    assert blocked_line_of_source(str(script), "wait", 12) is None
+    assert blocked_line_of_source(str(tmp_path / "gone.py"), "handle", 7) is None

@@ -138,6 +138,45 @@ def blocked_line(code: CodeType, lasti: int) -> int | None:
     return found
 
 
+_compiled: dict[str, CodeType | None] = {}
+
+
+def blocked_line_of_source(filename: str, function: str, line: int) -> int | None:
+    """``blocked_line`` for a thread seen from outside the process (py-spy gives a file, a function
+    and a line, not a code object): the file compiled here, the function's code found by name and
+    line, the block taken at the last call on ``line``. None where the file cannot be read or
+    compiled, or no such code is in it."""
+    if filename not in _compiled:
+        try:
+            with open(filename, "rb") as f:
+                _compiled[filename] = compile(f.read(), filename, "exec", dont_inherit=True)
+        except (OSError, SyntaxError, ValueError):
+            _compiled[filename] = None
+    module = _compiled[filename]
+    code = None if module is None else _code_at(module, function, line)
+    if code is None:
+        return None
+    instructions = _instructions(code)
+    on_line = [ins for ins in instructions if ins[2] == line]
+    calls = [ins for ins in on_line if ins[1] in _CALLS]
+    if not on_line:
+        return None
+    return blocked_line(code, (calls or on_line)[-1][0])
+
+
+def _code_at(code: CodeType, function: str, line: int) -> CodeType | None:
+    """The innermost code object named ``function`` (``<module>`` for the file's own) whose lines
+    hold ``line``."""
+    for const in code.co_consts:
+        if hasattr(const, "co_lines"):  # a nested function's or class's code
+            inner = _code_at(const, function, line)
+            if inner is not None:
+                return inner
+    if code.co_name == function and any(n == line for _, _, n in code.co_lines()):
+        return code
+    return None
+
+
 def _line_before(instructions: list[tuple[int, str, int, int]], lasti: int) -> int | None:
     # the instruction running (the blocking call) is the last at or before ``lasti``, which may
     # point into the call's inline cache

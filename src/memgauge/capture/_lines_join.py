@@ -29,6 +29,7 @@ import os
 import re
 from typing import Any
 
+from memgauge.capture._bytecode import blocked_line_of_source
 from memgauge.capture._frames import is_library, is_own
 from memgauge.capture._ledger import Ledger
 from memgauge.capture._lines_write import add_children, lines_record, write_lines
@@ -41,7 +42,9 @@ Poll = tuple[float, int, dict[int, tuple[int, int, bool]]]
 # a span of one thread: (start, end, frames innermost first)
 Span = tuple[float, float, list[Key]]
 # (keys, CPU ns, queued ns, wall ns) of one thread's line between two polls
-Piece = tuple[list[Key], float, float, float]
+# (keys, CPU ns, queued ns, wall ns, whether keys[0] is the innermost frame: no library frame
+# folded into it)
+Piece = tuple[list[Key], float, float, float, bool]
 
 CONTENTION = len(LINE_STATS)
 STATS = CONTENTION + 1
@@ -83,6 +86,25 @@ def user_keys(frames: list[Key], lib: bool) -> tuple[list[Key], bool]:
     return keys, users > 0
 
 
+def _bootstrap_spans(spans: list[Span], program_start: float) -> list[Span]:
+    """The main thread's spans less memgauge's start-up: before the program started, a stack of
+    runpy and the import system alone (no frame of memgauge's, none of the user's) is the
+    bootstrap being imported, which the in-process sampler does not see either; kept, ``--lib``
+    showed it as the program's library lines."""
+
+    def startup(span: Span) -> bool:
+        frames = span[2]
+        return (
+            span[0] < program_start
+            and bool(frames)
+            and frames[-1][0].endswith(("/runpy.py", "<frozen runpy>"))
+            and not user_keys(frames, lib=False)[1]
+            and not any(is_own(f[0]) for f in frames)
+        )
+
+    return [span for span in spans if not startup(span)]
+
+
 class _Joined:
     """What ``lines_record`` reads of a sampler, filled from the two series."""
 
@@ -100,6 +122,7 @@ class _Joined:
         self.started = False  # a stack was read: no longer the interpreter's start-up
         self.program: tuple[Key, float] | None = None  # the program's key and start (the bootstrap's)
         self.busy: dict[Key, float] = {}  # each line's CPU / wall over the run (``memory``)
+        self._blocked: dict[Key, int] = {}  # a waiting line -> the line its growth goes to
 
     def record(self, index: object) -> None:  # the main thread's line over time: not kept here
         return None
@@ -111,13 +134,13 @@ class _Joined:
         return row
 
     def interval_of(self, a: Poll, b: Poll, pieces: list[Piece]) -> None:
-        """``pieces``: (keys, CPU ns, queued ns, wall ns) of each thread's lines between the polls."""
+        """``pieces``: each thread's lines between the polls (``Piece``)."""
         # threads new since ``a`` count from zero: they started within the interval
         spent = sum(now[0] - a[2].get(tid, (0, 0, False))[0] for tid, now in b[2].items())
-        python = sum(c for _, c, _, _ in pieces)
+        python = sum(p[1] for p in pieces)
         self.started = self.started or bool(pieces)
         unowned = max(0.0, spent - python)
-        for keys, cpu, queued, wall in pieces:
+        for keys, cpu, queued, wall, _ in pieces:
             row = self.stats(keys[0])
             row[CPU_PYTHON] += cpu / 1e9
             if unowned and python:
@@ -140,27 +163,22 @@ class _Joined:
         self.rss, self.last_t = rss, t
         if delta == 0 or not rss:
             return
-        # a line that spends its time waiting (a sleep, a lock) hardly makes memory: where a C call
-        # ends and a sleep begins within one poll, its growth is the C call's. So each line's share
-        # of an interval is its CPU there plus its time there at its busy ratio over the whole run
-        weights = [(k, c + w * self.busy.get(k[0], 0.0)) for k, c, _, w in pieces]
-        weights = [(k, x) for k, x in weights if x > 0] or [(k, w) for k, _, _, w in pieces[:1]]
-        if not weights:
-            # no Python line seen: the program once the bootstrap started it (a script over before
-            # py-spy's next sample), else the interpreter's start-up before the first stack read
-            if self.program is not None and t >= self.program[1]:
-                weights = [([self.program[0]], 1.0)]
-            elif not self.started:
-                weights = [([self.base], 1.0)]
+        weights = self.weights(t, pieces)
+        total = sum(w for _, w in weights)
         if delta < 0:
             self.ledger.release(-delta, t)
-            total = sum(w for _, w in weights)
             for keys, w in weights:
                 self.stats(keys[0])[GROWTH] += round(delta * w / total) if total else 0
             return
-        total = sum(w for _, w in weights)
         if not weights or not total:
             self.ledger.credit(self.ledger.stack_id((UNKNOWN_KEY,)), delta, t)
+        if all(self.busy.get(p[0][0], 0.0) < IDLE for p in pieces):
+            # only waiting lines seen (a sleep), though a thread ran: what it ran was too short for
+            # a sample, before it blocked (a request loop's 1 MiB append, then its sleep), so the
+            # growth is the line before the block that builds something, as inside the process;
+            # not where the block is in a library's frame folded into the line (an import)
+            ran = {k[0] for k, c, _, _, direct in pieces if c > 0 and direct}
+            weights = [(self.blocked(k) if k[0] in ran else k, w) for k, w in weights]
         for keys, w in weights:
             share = round(delta * w / total) if total else 0
             self.stats(keys[0])[GROWTH] += share
@@ -169,13 +187,37 @@ class _Joined:
             self.max_rss, self.peak_t = rss, t
             self.peak_retained = dict(self.ledger.retained)
 
+    def weights(self, t: float, pieces: list[Piece]) -> list[tuple[list[Key], float]]:
+        """Each line's share of an interval's change. A line that spends its time waiting (a sleep,
+        a lock) hardly makes memory: where a C call ends and a sleep begins within one poll, its
+        growth is the C call's. So a line's share is its CPU there plus its time there at its busy
+        ratio over the whole run."""
+        weights = [(k, c + w * self.busy.get(k[0], 0.0)) for k, c, _, w, _ in pieces]
+        weights = [(k, x) for k, x in weights if x > 0] or [(p[0], p[3]) for p in pieces[:1]]
+        if not weights:
+            # no Python line seen: the program once the bootstrap started it (a script over before
+            # py-spy's next sample), else the interpreter's start-up before the first stack read
+            if self.program is not None and t >= self.program[1]:
+                weights = [([self.program[0]], 1.0)]
+            elif not self.started:
+                weights = [([self.base], 1.0)]
+        return weights
+
+    def blocked(self, keys: list[Key]) -> list[Key]:
+        """``keys`` with the line before the block that builds something (``blocked_line``)."""
+        file, line, function = keys[0]
+        found = self._blocked.get(keys[0], line)
+        if keys[0] not in self._blocked:
+            found = self._blocked[keys[0]] = blocked_line_of_source(file, function, line) or line
+        return keys if found == line else [(file, found, function), *keys[1:]]
+
 
 def _busy(intervals: list[tuple[Poll, Poll, list[Piece]]]) -> dict[Key, float]:
     """Each line's CPU time over its wall time, over the run."""
     cpu: dict[Key, float] = {}
     wall: dict[Key, float] = {}
     for _, _, pieces in intervals:
-        for stack, c, _, w in pieces:
+        for stack, c, _, w, _ in pieces:
             cpu[stack[0]] = cpu.get(stack[0], 0.0) + c
             wall[stack[0]] = wall.get(stack[0], 0.0) + w
     return {k: min(1.0, cpu[k] / w) for k, w in wall.items() if w > 0}
@@ -268,7 +310,7 @@ def _pieces(
                 k for k, u, f, _, _, _ in seen if u and package and any(x[0].startswith(package) for x in f)
             ]
             charged = inside[0] if inside else main_keys or keys
-        out.append((charged, cpu, queued, wall))
+        out.append((charged, cpu, queued, wall, charged[0] == frames[0]))
     return out
 
 
@@ -369,6 +411,8 @@ def join_outside_lines(
     program = passive.get("program")
     if isinstance(program, list) and len(program) == 4:
         joined.program = ((str(program[0]), int(program[1]), str(program[2])), float(program[3]))
+    if joined.program is not None and pid in ordered:
+        ordered[pid] = _bootstrap_spans(ordered[pid], joined.program[1])
     starts = _starts(ordered)
     intervals = [(a, b, _pieces(a, b, ordered, starts, lib, pid)) for a, b in itertools.pairwise(polls)]
     busy = _busy(intervals)
