@@ -32,6 +32,7 @@ from typing import Any
 from memgauge.capture._bytecode import blocked_line_of_source
 from memgauge.capture._frames import is_library, is_own
 from memgauge.capture._ledger import Ledger
+from memgauge.capture._line_times import LineTimes
 from memgauge.capture._lines_write import add_children, lines_record, write_lines
 from memgauge.capture._sample_keys import INHERITED_KEY, NATIVE_THREADS_KEY, STARTUP_KEY, UNKNOWN_KEY
 from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON, GROWTH, LINE_STATS, LINES, SAMPLES, WAIT, file_name
@@ -118,14 +119,11 @@ class _Joined:
         self.max_rss, self.peak_t = self.rss, self.t_start
         self.peak_retained = dict(self.ledger.retained)
         self.imports: list[list[Any]] = []
-        self.times = self
+        self.times = LineTimes()  # the main thread's line over time, for GPU time per line
         self.started = False  # a stack was read: no longer the interpreter's start-up
         self.program: tuple[Key, float] | None = None  # the program's key and start (the bootstrap's)
         self.busy: dict[Key, float] = {}  # each line's CPU / wall over the run (``memory``)
         self._blocked: dict[Key, int] = {}  # a waiting line -> the line its growth goes to
-
-    def record(self, index: object) -> None:  # the main thread's line over time: not kept here
-        return None
 
     def stats(self, key: Key) -> list[float]:
         row = self.lines.get(key)
@@ -202,6 +200,13 @@ class _Joined:
             elif not self.started:
                 weights = [([self.base], 1.0)]
         return weights
+
+    def charge_times(self, main_spans: list[Span]) -> None:
+        """The main thread's line over time (``_line_times``), for GPU time per line."""
+        for start, end, frames in main_spans:
+            keys = user_keys(frames, self.lib)[0]
+            if keys:
+                self.times.charge(start, end, keys[0])
 
     def blocked(self, keys: list[Key]) -> list[Key]:
         """``keys`` with the line before the block that builds something (``blocked_line``)."""
@@ -371,6 +376,14 @@ def _passive_record(directory: str, pid: int) -> dict[str, Any]:
         return {}
 
 
+def _program(passive: dict[str, Any]) -> tuple[Key, float] | None:
+    """The program's key and start, as the process's bootstrap wrote them."""
+    program = passive.get("program")
+    if isinstance(program, list) and len(program) == 4:
+        return (str(program[0]), int(program[1]), str(program[2])), float(program[3])
+    return None
+
+
 def join_outside_lines(
     directory: str,
     pid: int,
@@ -408,9 +421,7 @@ def join_outside_lines(
         return False
     joined = _Joined(pid, lib, interval, base, polls[0])
     joined.imports = list(passive.get("imports", []))
-    program = passive.get("program")
-    if isinstance(program, list) and len(program) == 4:
-        joined.program = ((str(program[0]), int(program[1]), str(program[2])), float(program[3]))
+    joined.program = _program(passive)
     if joined.program is not None and pid in ordered:
         ordered[pid] = _bootstrap_spans(ordered[pid], joined.program[1])
     starts = _starts(ordered)
@@ -420,6 +431,7 @@ def join_outside_lines(
     starts = _starts(ordered)
     intervals = [(a, b, _pieces(a, b, ordered, starts, lib, pid)) for a, b in itertools.pairwise(polls)]
     joined.busy = _busy(intervals)
+    joined.charge_times(ordered.get(pid, []))
     for a, b, pieces in intervals:
         joined.interval_of(a, b, pieces)
     for row in joined.lines.values():
