@@ -20,7 +20,6 @@ each process samples itself as before."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -30,7 +29,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from memgauge.capture import ATTACHED_MARK, INSIDE_MARK, OUTSIDE_MARK, join_outside_lines
+from memgauge.capture import ATTACHED_MARK, INSIDE_MARK, OUTSIDE_MARK
 from memgauge.watcher._descendants import read_all_children
 from memgauge.watcher._outside_poll import ProcessPoller
 
@@ -296,6 +295,11 @@ class OutsideLines:
             return f"in-process ({self.failure})"
         if not self.launched:
             return "in-process (no Python process announced itself)"
+        # the join's modules only now: they are not the run's set-up (~25 ms where they load cold)
+        import json
+
+        from memgauge.capture import join_outside_lines
+
         try:
             with open(self.trace_path) as f:
                 events = json.load(f)
