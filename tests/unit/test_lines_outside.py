@@ -9,9 +9,11 @@ import random
 import sys
 from pathlib import Path
 
+import pytest
+
 from memgauge.capture import join_outside_lines, read_lines
 from memgauge.capture._bytecode import blocked_line_of_source
-from memgauge.capture._lines_join import _bootstrap_spans, _within
+from memgauge.capture._lines_join import _bootstrap_spans, _within, first_span_back
 from memgauge.watcher import outside_refusal
 from memgauge.watcher._outside import OLD_PYTHON, trace_spans
 
@@ -172,3 +174,22 @@ def test_a_sleep_lines_growth_goes_to_the_line_before_it_that_builds(tmp_path: P
     # a sleep first in its function builds nothing before it; a file that is gone is no answer
     assert blocked_line_of_source(str(script), "wait", 12) is None
     assert blocked_line_of_source(str(tmp_path / "gone.py"), "handle", 7) is None
+
+
+def test_a_c_call_begun_before_the_first_sample_gets_its_earlier_growth() -> None:
+    mib, tid = 1 << 20, 7
+    line = [("/work/job.py", 3, "build")]
+    # 10 ms polls: start-up grows slowly (1 MiB a poll), then the call grows 60 MiB a poll from
+    # 0.03 s, first seen by py-spy at 0.061 s; the thread ran throughout
+    growth = [0, 1, 1, 60, 60, 60, 60, 60, 60]
+    polls, rss = [], 10 * mib
+    for i, g in enumerate(growth):
+        rss += g * mib
+        polls.append((i * 0.01, rss, {tid: (i * 10_000_000, 0, True)}))
+    spans = [(0.061, 0.09, line)]
+    # back to 0.02, and into the interval before by its 1 MiB at the call's 60 MiB a poll
+    (start, end, frames), *_ = first_span_back(spans, polls, tid)
+    assert (end, frames) == (0.09, line) and start == pytest.approx(0.02 - 0.01 / 60)
+    # a thread that slept before the first sample keeps its span where py-spy put it
+    asleep = [(t, r, {tid: (0 if t < 0.06 else 1, 0, False)}) for t, r, _ in polls]
+    assert first_span_back(spans, asleep, tid) == spans

@@ -319,6 +319,41 @@ def _pieces(
     return out
 
 
+def first_span_back(spans: list[Span], polls: list[Poll], tid: int) -> list[Span]:
+    """``spans`` with the first one started earlier, back over the polls before it in which the
+    thread ran the whole time and the process grew at least a quarter as fast as in the span's own
+    first interval (a start-up grows ten times slower than a call that builds; one interval's
+    growth is noisy): the same C call, begun before py-spy first read the process (it finds a new
+    child process within ~100 ms), whose growth would otherwise be the process's start-up."""
+    if not spans:
+        return spans
+    times = [p[0] for p in polls]
+    i = bisect.bisect_right(times, spans[0][0])  # polls[i - 1] <= start < polls[i]
+    if i <= 0 or i >= len(polls):
+        return spans
+    rate = (polls[i][1] - polls[i - 1][1]) / max(polls[i][0] - polls[i - 1][0], 1e-9)
+    if rate <= 0:
+        return spans
+    start = spans[0][0]
+    for j in range(i - 1, 0, -1):
+        a, b = polls[j - 1], polls[j]
+        if tid not in a[2] or tid not in b[2]:
+            break
+        wall = max(b[0] - a[0], 1e-9)
+        cpu, grown = (b[2][tid][0] - a[2][tid][0]) / 1e9, b[1] - a[1]
+        # a poll is read a few ms late now and then: a thread that ran throughout shows 0.7-1.3
+        if cpu < 0.6 * wall or grown / wall < rate / 4:
+            if cpu >= 0.1 * wall and grown > 0:
+                # the call began within this interval: as much of it as it ran and as its growth
+                # at the call's rate says
+                start = max(a[0], b[0] - min(cpu, grown / rate))
+            break
+        start = a[0]
+    if start == spans[0][0]:
+        return spans
+    return [(start, spans[0][1], spans[0][2]), *spans[1:]]
+
+
 def _edge(polls: list[Poll], times: list[float], tid: int, t: float, rising: bool) -> float | None:
     """The time near ``t`` (within ``SNAP``) at which thread ``tid`` started (``rising``) or
     stopped running, from its CPU time between polls (``times``: theirs, for a bisection: a run
@@ -427,7 +462,10 @@ def join_outside_lines(
     starts = _starts(ordered)
     intervals = [(a, b, _pieces(a, b, ordered, starts, lib, pid)) for a, b in itertools.pairwise(polls)]
     busy = _busy(intervals)
-    ordered = {tid: snap_spans(spans_of, polls, tid, busy, lib) for tid, spans_of in ordered.items()}
+    ordered = {
+        tid: first_span_back(snap_spans(spans_of, polls, tid, busy, lib), polls, tid)
+        for tid, spans_of in ordered.items()
+    }
     starts = _starts(ordered)
     intervals = [(a, b, _pieces(a, b, ordered, starts, lib, pid)) for a, b in itertools.pairwise(polls)]
     joined.busy = _busy(intervals)
