@@ -132,15 +132,15 @@ def together(names: list[str], reps: int) -> int:
             assert all(str(r["sampler"]).startswith("py-spy") for r in runs["outside"]), runs["outside"]
             inside = statistics.median(float(r["program_cpu"]) for r in runs["inside"])
             own = {m: statistics.median(float(r["own_cpu"]) for r in runs[m]) for m in MODES}
-            spread = sorted(
-                float(o["program_cpu"]) / max(float(i["program_cpu"]), 1e-9)
-                for o, i in zip(runs["outside"], runs["inside"], strict=True)
-            )
-            print(
-                f"| {name} | {inside:.2f} | {ratio(runs, 'program_cpu'):.3f} "
-                f"({spread[0]:.3f}-{spread[-1]:.3f}) | {own['inside']:.2f} | {own['outside']:.2f} |",
-                flush=True,
-            )
+            cell = "- (under 0.1 s: clock ticks)"
+            if inside >= 0.1:
+                spread = sorted(
+                    float(o["program_cpu"]) / float(i["program_cpu"])
+                    for o, i in zip(runs["outside"], runs["inside"], strict=True)
+                )
+                cell = f"{ratio(runs, 'program_cpu'):.3f} ({spread[0]:.3f}-{spread[-1]:.3f})"
+            mine = f"{own['inside']:.2f} | {own['outside']:.2f}"
+            print(f"| {name} | {inside:.2f} | {cell} | {mine} |", flush=True)
     return 0
 
 

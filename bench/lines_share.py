@@ -93,6 +93,8 @@ def main() -> int:
     ap.add_argument("--loads", default="idle,busy")
     ap.add_argument("--modes", default=",".join(MODES))
     args = ap.parse_args()
+    # the runs' working directory is a temporary one: a relative path would not be found from it
+    args.python = os.path.abspath(args.python) if os.sep in args.python else args.python
     with tempfile.TemporaryDirectory() as d:
         directory = Path(d)
         make_data(args.python, directory)
