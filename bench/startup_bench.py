@@ -1,6 +1,7 @@
 """What ``memgauge run`` costs around an empty program: plain ``python noop.py`` and
-``memgauge run -q --json`` on it, interleaved, each repetition running every variant once, so slow
-drift of the machine (other load, page cache) spreads over all of them. Wall time per run (median,
+``memgauge run -q --json`` on it (with the default line sampler, and with the in-process one),
+interleaved, each repetition running every variant once, so slow drift of the machine (other
+load, page cache) spreads over all of them. Wall time per run (median,
 min), CPU seconds of the whole process tree (mean, min, from ``RUSAGE_CHILDREN``), and the
 profile's own record of memgauge's steps and CPU (``Profile.overhead``, medians).
 
@@ -64,6 +65,11 @@ def main(argv: list[str] | None = None) -> int:
             base_env,
         ),
     }
+    # the in-process line sampler beside the default (py-spy from outside, where ptrace allows)
+    variants["memgauge, lines inside"] = (
+        [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(work / "i.json"), str(noop)],
+        {**base_env, "MEMGAUGE_LINE_SAMPLER": "inside"},
+    )
     if args.baseline:
         variants["baseline"] = (
             [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(work / "b.json"), str(noop)],
