@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,7 +69,7 @@ def test_untouched_gigabyte_and_written_lines_and_reconciliation(tmp_path: Path)
     events, stdout, hwm = run_tracked(script, tmp_path)
     assert stdout.split() == ["1024", "300"]
     (pid,) = hwm
-    peak, reconciliation = read_allocations(events, hwm)
+    peak, reconciliation, _ = read_allocations(events, hwm)
     assert peak is not None
     assert peak.processes == {str(pid): peak.bytes}
     # both arrays alive together: at least the 1 GiB and the 300 MiB the program allocated
@@ -102,7 +103,7 @@ def test_freed_spike_is_the_allocation_peak(tmp_path: Path) -> None:
     script = PROGRAMS / "alloc_spike.py"
     events, stdout, hwm = run_tracked(script, tmp_path)
     assert stdout.strip() == "200"
-    peak, reconciliation = read_allocations(events, hwm)
+    peak, reconciliation, _ = read_allocations(events, hwm)
     assert peak is not None
     # 200 MiB kept plus the 800 MiB spike, alive together inside spike()
     assert abs(peak.bytes - 1000 * MIB) <= 0.05 * 1000 * MIB, peak.bytes
@@ -133,7 +134,7 @@ def test_forked_child_gets_its_own_capture(tmp_path: Path) -> None:
     assert os.path.exists(os.path.join(events, f"alloc.{child_pid}.bin"))
     assert os.path.exists(os.path.join(events, f"alloc.{child_pid}.json"))
 
-    peak, reconciliation = read_allocations(events, {**hwm, child_pid: child_hwm})
+    peak, reconciliation, _ = read_allocations(events, {**hwm, child_pid: child_hwm})
     assert peak is not None
     assert set(peak.processes) == {str(parent_pid), str(child_pid)}
     assert peak.processes[str(child_pid)] >= 300 * MIB
@@ -158,7 +159,7 @@ def test_torch_tensor_line(tmp_path: Path) -> None:
     script = PROGRAMS / "alloc_torch.py"
     events, stdout, hwm = run_tracked(script, tmp_path)
     assert stdout.strip() == "400"
-    peak, _ = read_allocations(events, hwm)
+    peak, _, _ = read_allocations(events, hwm)
     assert peak is not None
     tensor = entry(peak, script, "tensor")
     assert tensor.bytes >= 400 * MIB
@@ -173,7 +174,7 @@ def test_library_allocations_fold_into_the_calling_line(tmp_path: Path) -> None:
     numpy_line, json_line = marker(script, "numpy"), marker(script, "json")
     user = os.path.abspath(script)
 
-    folded, _ = read_allocations(events, hwm)
+    folded, _, _ = read_allocations(events, hwm)
     assert folded is not None
     assert entry(folded, script, "numpy").bytes >= 200 * MIB
     # json.loads builds a list of 4 Mi references: at least 8 bytes each
@@ -181,7 +182,7 @@ def test_library_allocations_fold_into_the_calling_line(tmp_path: Path) -> None:
     assert not any(is_library(a.file) for a in folded.attribution[:2])
     assert all(not is_library(s.rsplit(":", 1)[0]) for a in folded.attribution for s in a.stack)
 
-    unfolded, _ = read_allocations(events, hwm, lib=True)
+    unfolded, _, _ = read_allocations(events, hwm, lib=True)
     assert unfolded is not None
     assert unfolded.bytes == folded.bytes
     numpy_entry = unfolded.attribution[0]
@@ -199,10 +200,10 @@ def test_library_allocations_fold_into_the_calling_line(tmp_path: Path) -> None:
 def test_top_keeps_the_largest_lines(tmp_path: Path) -> None:
     script = PROGRAMS / "alloc_spike.py"
     events, _, hwm = run_tracked(script, tmp_path)
-    peak, _ = read_allocations(events, hwm, top=1)
+    peak, _, _ = read_allocations(events, hwm, top=1)
     assert peak is not None
     assert [a.line for a in peak.attribution] == [marker(script, "spike")]
-    everything, _ = read_allocations(events, hwm, top=10_000)
+    everything, _, _ = read_allocations(events, hwm, top=10_000)
     assert everything is not None
     assert sum(a.bytes for a in everything.attribution) == everything.bytes
     files = {a.file for a in everything.attribution}
@@ -213,13 +214,13 @@ def test_top_keeps_the_largest_lines(tmp_path: Path) -> None:
 
 
 def test_no_captures(tmp_path: Path) -> None:
-    assert read_allocations(str(tmp_path), {1: 1}) == (None, [])
-    assert read_allocations(str(tmp_path / "gone"), {}) == (None, [])
+    assert read_allocations(str(tmp_path), {1: 1}) == (None, [], {})
+    assert read_allocations(str(tmp_path / "gone"), {}) == (None, [], {})
     # what a process killed before its tracker stopped leaves: an empty or torn capture
     (tmp_path / "alloc.123.bin").write_bytes(b"")
     (tmp_path / "alloc.124.bin").write_bytes(b"memray\x00garbage")
     warnings: list[CaptureWarning] = []
-    assert read_allocations(str(tmp_path), {123: 1, 124: 1}, warnings=warnings) == (None, [])
+    assert read_allocations(str(tmp_path), {123: 1, 124: 1}, warnings=warnings) == (None, [], {})
     assert [w.file for w in warnings] == ["alloc.123.bin", "alloc.124.bin"]
     assert all("its allocations are missing" in w.message for w in warnings)
 
@@ -252,7 +253,7 @@ def test_os_exit_still_writes_the_capture(tmp_path: Path) -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, timeout=60)
     assert proc.returncode == 5, proc.stderr
-    peak, _ = read_allocations(str(tmp_path), {})
+    peak, _, _ = read_allocations(str(tmp_path), {})
     assert peak is not None
     assert len(peak.processes) == 1
     top = peak.attribution[0]
@@ -277,7 +278,7 @@ def test_a_baseline_of_an_unknown_wire_version_is_a_warning_not_a_figure(tmp_pat
     assert json.loads(baseline.read_text())["v"] == WIRE_VERSION  # written in the wire format
     baseline.write_text('{"v": 9, "baseline": 1, "t": 0.0}')
     warnings: list[CaptureWarning] = []
-    _, (reconciliation,) = read_allocations(str(tmp_path), {pid: 100 * MIB}, warnings=warnings)
+    _, (reconciliation,), _ = read_allocations(str(tmp_path), {pid: 100 * MIB}, warnings=warnings)
     assert any("no baseline was recorded" in note for note in reconciliation.notes)
     assert [(w.file, w.message.split(",")[0]) for w in warnings] == [(baseline.name, "wire format version 9")]
 
@@ -305,3 +306,38 @@ def test_reconciliation_of_a_peak_between_snapshots_says_so() -> None:
     assert r.untouched_bytes == 0
     assert r.other_bytes == 20 * MIB
     assert any("lasted less than" in n for n in r.notes), r.notes
+
+
+MP_EXAMPLE = (
+    "import time\n\n\ndef my_func():\n    a = [1] * 10\n    b = [2] * (3 * 10**7)\n"
+    "    time.sleep(0.4)\n    s = a + b\n    time.sleep(0.4)\n    return s\n\n\nkept = my_func()\n"
+)
+
+
+def test_with_alloc_the_resident_and_allocation_tables_name_the_same_lines(tmp_path: Path) -> None:
+    """memory_profiler's example: ``b`` is freed when ``my_func`` returns and ``s`` is kept. With
+    ``--alloc`` what is held at exit is memray's live allocations by the line that made them (``s``,
+    line 8), where the resident ledger alone named ``b``; and where the lines were read from outside,
+    the resident table gives each allocating line what memray's table gives it."""
+    from memgauge.watcher import outside_refusal
+    from tests.conftest import run_memgauge
+
+    script = tmp_path / "mp_example.py"
+    script.write_text(MP_EXAMPLE)
+    r = run_memgauge(["--alloc", str(script)], tmp_path)
+    assert r.returncode == 0 and r.profile is not None, r.stderr
+    size = 8 * 3 * 10**7
+    held = {h["line"]: h["bytes"] for h in r.profile["held_at_exit"] if h["file"] == str(script)}
+    assert held.get(8, 0) >= 0.95 * size and held.get(6, 0) < 8 * MIB, held
+    assert r.profile["environment"]["measurement"]["held_at_exit"].startswith("memray")
+    assert "still held at exit (memray: allocations live at exit)" in r.stderr
+    if outside_refusal() is None:
+
+        def by_line(rows: list[dict[str, Any]]) -> dict[int, int]:
+            return {a["line"]: a["bytes"] for a in rows if a["file"] == str(script)}
+
+        resident = by_line(r.profile["peak"]["attribution"])
+        allocated = by_line(r.profile["allocation_peak"]["attribution"])
+        for line in (6, 8):
+            gap = abs(resident.get(line, 0) - allocated[line])
+            assert gap <= 0.1 * allocated[line], (resident, allocated)

@@ -13,7 +13,8 @@ import pytest
 
 from memgauge.capture import join_outside_lines, read_lines
 from memgauge.capture._bytecode import blocked_line_of_source
-from memgauge.capture._lines_join import _bootstrap_spans, _within, first_span_back
+from memgauge.capture._lines_join import _within
+from memgauge.capture._lines_spans import bootstrap_spans, first_span_back
 from memgauge.watcher import outside_refusal
 from memgauge.watcher._outside import OLD_PYTHON, trace_spans
 
@@ -161,7 +162,7 @@ def test_runpy_importing_the_bootstrap_before_the_program_started_is_no_line() -
     program = [("/usr/lib/python3.11/json/encoder.py", 200, "encode"), script, (runpy, 88, "_run_code")]
     spans = [(0.0, 0.1, importing), (0.1, 0.5, program), (0.6, 0.7, importing)]
     # before the program's start (0.2): memgauge's start-up; after it: a program run with -m
-    assert _bootstrap_spans(spans, 0.2) == spans[1:]
+    assert bootstrap_spans(spans, 0.2) == spans[1:]
 
 
 def test_a_sleep_lines_growth_goes_to_the_line_before_it_that_builds(tmp_path: Path) -> None:
@@ -190,6 +191,12 @@ def test_a_c_call_begun_before_the_first_sample_gets_its_earlier_growth() -> Non
     # back to 0.02, and into the interval before by its 1 MiB at the call's 60 MiB a poll
     (start, end, frames), *_ = first_span_back(spans, polls, tid)
     assert (end, frames) == (0.09, line) and start == pytest.approx(0.02 - 0.01 / 60)
+    # memgauge's bootstrap seen before the program's first line ends where the call now begins
+    import memgauge.capture._sampling as own
+
+    bootstrap = [(own.__file__, 200, "start_from_env")]
+    moved = first_span_back([(0.0, 0.061, bootstrap), *spans], polls, tid)
+    assert [(f, e) for _, e, f in moved] == [(bootstrap, start), (line, 0.09)]
     # a thread that slept before the first sample keeps its span where py-spy put it
     asleep = [(t, r, {tid: (0 if t < 0.06 else 1, 0, False)}) for t, r, _ in polls]
     assert first_span_back(spans, asleep, tid) == spans

@@ -11,9 +11,10 @@ import linecache
 import os
 import runpy
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memgauge.capture._frames import is_library, is_own
+from memgauge.capture._lines_read import HELD_MIN_BYTES
 from memgauge.capture._wire import (
     ALLOC_BASELINE,
     ALLOC_CAPTURE,
@@ -23,12 +24,12 @@ from memgauge.capture._wire import (
     pid_of,
     problem,
 )
-from memgauge.model import AllocationPeak, Attribution, CaptureWarning, Reconciliation
+from memgauge.model import AllocationPeak, Attribution, CaptureWarning, HeldLine, Reconciliation
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-__all__ = ["read_allocations"]
+__all__ = ["Allocations", "read_allocations"]
 
 # pseudo-files: allocations made with no Python frame on the stack, and those made by memgauge's own
 # code with no frame of the program's (the bootstrap running the program, the samplers)
@@ -47,6 +48,15 @@ _PLATEAU = 0.99
 _COUNTER_SLACK = 4 << 20
 
 _Frame = tuple[str, str, int]  # memray's (function, file, line), innermost first
+
+
+class Allocations(NamedTuple):
+    """What ``read_allocations`` found: the allocation peak (None: no capture could be read), the
+    reconciliation per process, and per process (pid) the lines of its allocations live at exit."""
+
+    peak: AllocationPeak | None
+    reconciliation: list[Reconciliation]
+    live_at_exit: dict[int, list[HeldLine]]
 
 
 @dataclass
@@ -68,6 +78,8 @@ class _Capture:
     records: list[tuple[int, list[_Frame]]]
     # (rss, heap) at each of memray's memory snapshots
     snapshots: list[tuple[int, int]]
+    # the allocations still live when the tracker stopped (the process's exit)
+    leaked: list[tuple[int, list[_Frame]]] = field(default_factory=list)
 
 
 def read_allocations(
@@ -77,18 +89,19 @@ def read_allocations(
     lib: bool = False,
     top: int = 50,
     warnings: list[CaptureWarning] | None = None,
-) -> tuple[AllocationPeak | None, list[Reconciliation]]:
-    """The allocation peak of the processes that wrote captures under ``directory`` and, for those
-    with a resident peak in ``resident_peaks`` (pid to VmHWM bytes), the reconciliation of the two.
-    ``(None, [])`` when no process wrote a readable capture. A file that cannot be used is appended
+) -> Allocations:
+    """The allocation peak of the processes that wrote captures under ``directory``, for those
+    with a resident peak in ``resident_peaks`` (pid to VmHWM bytes) the reconciliation of the two,
+    and what each process's allocations live at exit were made by. ``peak`` None when no process
+    wrote a readable capture. A file that cannot be used is appended
     to ``warnings`` (the profile's; None only where no profile is made)."""
     sink: list[CaptureWarning] = warnings if warnings is not None else []
     paths = _capture_paths(directory)
     if not paths:
-        return None, []
+        return Allocations(None, [], {})
     captures = [c for c in (_read_capture(pid, path, sink) for pid, path in sorted(paths.items())) if c]
     if not captures:
-        return None, []
+        return Allocations(None, [], {})
     lines: dict[tuple[int, str, int], _Line] = {}
     for capture in captures:
         for size, frames in capture.records:
@@ -115,7 +128,32 @@ def read_allocations(
         for c in captures
         if c.pid in resident_peaks
     ]
-    return peak, reconciliation
+    return Allocations(peak, reconciliation, _live_at_exit(captures, lib))
+
+
+def _live_at_exit(captures: Sequence[_Capture], lib: bool) -> dict[int, list[HeldLine]]:
+    """Per process, what its allocations still live at its exit were made by, by line, largest
+    first: the line that made what is still alive, which the resident ledger can only guess (it
+    takes a release from the newest growth: memory_profiler's example frees ``b`` and keeps ``s``,
+    and the ledger named ``b``)."""
+    out: dict[int, list[HeldLine]] = {}
+    for capture in captures:
+        lines: dict[tuple[int, str, int], _Line] = {}
+        for size, frames in capture.leaked:
+            _charge(lines, capture.pid, size, frames, lib=lib)
+        out[capture.pid] = [
+            HeldLine(
+                pid=x.pid,
+                file=x.file,
+                line=x.line,
+                function=x.function,
+                bytes=x.bytes,
+                source=linecache.getline(x.file, x.line).strip() if x.line > 0 else "",
+            )
+            for x in sorted(lines.values(), key=lambda x: (-x.bytes, x.file, x.line))
+            if x.bytes >= HELD_MIN_BYTES  # as the resident ledger's rows: start-up, small objects
+        ]
+    return out
 
 
 def _capture_paths(directory: str) -> dict[int, str]:
@@ -143,6 +181,11 @@ def _read_capture(pid: int, path: str, warnings: list[CaptureWarning]) -> _Captu
                 if r.size > 0
             ]
             snapshots = [(int(s.rss), int(s.heap)) for s in reader.get_memory_snapshots()]
+            leaked = [
+                (int(r.size), list(r.stack_trace()))
+                for r in reader.get_leaked_allocation_records(merge_threads=True)
+                if r.size > 0
+            ]
     # an unfinished file fails in ways memray does not document (OSError for a short header, others
     # for a torn body)
     except Exception as e:
@@ -154,7 +197,7 @@ def _read_capture(pid: int, path: str, warnings: list[CaptureWarning]) -> _Captu
             )
         )
         return None
-    return _Capture(pid, peak, records, snapshots)
+    return _Capture(pid, peak, records, snapshots, leaked)
 
 
 @functools.cache

@@ -1,13 +1,13 @@
 """The HTML report's section on what a run still held when it ended: the lines whose growth was
 still resident at exit, and the leak note (a run too short to judge growth). The terminal and
-Markdown reports show the same rows under the same title (``_text.EXIT_TITLE``)."""
+Markdown reports show the same rows under the same title (``_text.exit_title``)."""
 
 from __future__ import annotations
 
 from memgauge.render._format import esc
 from memgauge.render._html_page import Part, code, nbytes, table, text
 from memgauge.render._html_tables import ProfileView
-from memgauge.render._text import EXIT_TITLE
+from memgauge.render._text import exit_title
 
 
 def held_at_exit(v: ProfileView) -> Part | None:
@@ -27,7 +27,7 @@ def held_at_exit(v: ProfileView) -> Part | None:
         parts.append(f'<p class="bad">note: {esc(p.leak_note)}</p>')
     return Part(
         "".join(parts),
-        EXIT_TITLE,
+        exit_title(p),
         "Lines whose growth was still resident when the run ended: what a script keeps until exit, "
         "whether or not it grew long enough to be judged a leak.",
     )

@@ -31,13 +31,13 @@ from memgauge.render._format import clip, core_share, format_peak, md_code, md_t
 from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.render._text import (
     CPU_TITLE,
-    EXIT_TITLE,
     HELD_TITLE,
     LEAKS_TITLE,
     WAITING_TITLE,
     allocation_title,
     cpu_figures,
     cpu_rows,
+    exit_title,
     imports_title,
     leak_figures,
     needs_lines,
@@ -263,7 +263,7 @@ class MarkdownRenderer:
             ([format_bytes(h.bytes)], h.pid, h.file, h.line, h.source, "")
             for h in p.held_at_exit[: self.max_lines]
         ]
-        blocks = self._line_table(p, EXIT_TITLE, ["held"], rows) if rows else []
+        blocks = self._line_table(p, exit_title(p), ["held"], rows) if rows else []
         if p.leak_note:
             blocks.append([f"note: {md_text(p.leak_note)}"])
         return blocks

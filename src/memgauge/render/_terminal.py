@@ -33,13 +33,13 @@ from memgauge.render._layout import Layout, console, wrapped
 from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.render._text import (
     CPU_TITLE,
-    EXIT_TITLE,
     HELD_TITLE,
     LEAKS_TITLE,
     WAITING_TITLE,
     allocation_title,
     cpu_figures,
     cpu_rows,
+    exit_title,
     imports_title,
     leak_figures,
     needs_lines,
@@ -368,7 +368,7 @@ class TerminalRenderer:
             out.print(layout.fit(layout.named("pid")))
         # both absent from profiles without line samples: their reports are unchanged
         if p.held_at_exit:
-            layout = self._line_table(p, EXIT_TITLE, ["held"])
+            layout = self._line_table(p, exit_title(p), ["held"])
             for h in p.held_at_exit[: self.max_lines]:
                 self._row(layout, p, [format_bytes(h.bytes)], h.pid, h.file, h.line, h.source)
             out.print(layout.fit(layout.named("pid")))

@@ -22,6 +22,16 @@ WAITING_TITLE = "waiting (I/O, sleep, locks)"
 LEAKS_TITLE = "leak suspects (retained memory still growing at the end)"
 EXIT_TITLE = "still held at exit (sampled)"
 
+
+def exit_title(profile: Profile) -> str:
+    """The held-at-exit table's title: with ``--alloc`` its lines are memray's (the allocations
+    live at exit, by the line that made them), not the resident samples' guess."""
+    measurement = profile.environment.get("measurement") or {}
+    if isinstance(measurement, dict) and measurement.get("held_at_exit"):
+        return f"still held at exit ({measurement['held_at_exit']})"
+    return EXIT_TITLE
+
+
 # (figures, pid, file, line, source, function): the function only where two rows share a line
 CpuRow = tuple[list[str], int, str, int, str, str]
 

@@ -38,7 +38,14 @@ from memgauge.model import (
     Profile,
     Reconciliation,
 )
-from memgauge.runner._order import capped, held_at_exit_of, leak_note_of, leak_suspects_of, order_phases
+from memgauge.runner._order import (
+    allocations_of,
+    capped,
+    held_at_exit_of,
+    leak_note_of,
+    leak_suspects_of,
+    order_phases,
+)
 from memgauge.runner._state import RunState
 from memgauge.watcher import (
     MemoryGroup,
@@ -210,14 +217,10 @@ def assemble_profile(
     peak.notes += _between_samples(processes, line_data.sampled_peaks, {a.pid for a in charged})
     allocation_peak: AllocationPeak | None = None
     reconciliation: list[Reconciliation] = []
+    held = held_at_exit_of(line_data)
     if options.alloc:
-        from memgauge.capture import read_allocations
-
-        allocation_peak, reconciliation = read_allocations(
-            events_dir,
-            {p.pid: p.peak_resident_bytes for p in processes},
-            lib=options.lines == "lib",
-            warnings=warnings,
+        allocation_peak, reconciliation, held = allocations_of(
+            events_dir, processes, options.lines == "lib", warnings, held, environment["measurement"]
         )
     # before the Profile: its warnings are capped there
     torch = read_torch(events_dir, t0, warnings=warnings) if options.torch != "off" else None
@@ -248,7 +251,7 @@ def assemble_profile(
         torch=torch,
         gpu=gpu,
         training=training,
-        held_at_exit=held_at_exit_of(line_data),
+        held_at_exit=held,
         leak_note=leak_note_of(line_data),
     )
 

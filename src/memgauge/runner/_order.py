@@ -5,12 +5,13 @@ growth could not be judged), and the capture warnings."""
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memgauge.model import CaptureWarning, HeldLine, LeakSuspect, PhaseRecord
 
 if TYPE_CHECKING:
     from memgauge.capture import LineData
+    from memgauge.model import AllocationPeak, ProcessRecord, Reconciliation
 
 # capture warnings kept in a profile: a program may write any number of files into the events
 # directory, and its profile must stay small
@@ -86,6 +87,34 @@ def held_at_exit_of(data: LineData) -> list[HeldLine]:
     """What every process still held at its last sample, by line, largest first; an import line's
     share too (an import's footprint is held to the end)."""
     return list(data.held)
+
+
+# environment.measurement.held_at_exit where memray's allocations live at exit named the lines
+HELD_BY_ALLOCATIONS = "memray: allocations live at exit"
+
+
+def allocations_of(
+    events_dir: str,
+    processes: Sequence[ProcessRecord],
+    lib: bool,
+    warnings: list[CaptureWarning],
+    held: list[HeldLine],
+    measurement: dict[str, Any],
+) -> tuple[AllocationPeak | None, list[Reconciliation], list[HeldLine]]:
+    """With ``--alloc``: memray's allocation peak and reconciliation, and what is held at exit.
+    Each process memray followed is held at exit by the lines that made its allocations still live
+    then, not by the resident ledger's guess (``measurement`` says so); the others keep the
+    ledger's rows."""
+    from memgauge.capture import read_allocations
+
+    peak, reconciliation, live = read_allocations(
+        events_dir, {p.pid: p.peak_resident_bytes for p in processes}, lib=lib, warnings=warnings
+    )
+    if live:
+        held = [h for h in held if h.pid not in live] + [h for rows in live.values() for h in rows]
+        held.sort(key=lambda h: -h.bytes)
+        measurement["held_at_exit"] = HELD_BY_ALLOCATIONS
+    return peak, reconciliation, held
 
 
 def leak_note_of(data: LineData) -> str:

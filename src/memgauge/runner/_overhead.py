@@ -103,8 +103,9 @@ def prewarm() -> None:
         import contextlib
 
         with contextlib.suppress(Exception):  # assembly imports them again and reports what fails
-            # with the outside sampler's join, which runs before the assembly (cheap where unused)
-            import memgauge.capture._lines_join
             import memgauge.runner._assemble  # noqa: F401
+
+            # the outside sampler's join, which runs before the assembly (cheap where unused)
+            from memgauge.capture import join_outside_lines  # noqa: F401
 
     threading.Thread(target=load, name="memgauge-prewarm", daemon=True).start()

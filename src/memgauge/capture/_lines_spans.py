@@ -1,0 +1,166 @@
+"""The outside sampler's spans, adjusted before the join (``_lines_join``): which frames a stack is
+charged to (``user_keys``), memgauge's bootstrap left out, a change of stack moved to where the
+thread's CPU counters say it happened (``snap_spans``), and a thread's first line of the program
+moved back over the C call it was already in when py-spy first read it (``first_span_back``)."""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from memgauge.capture._frames import is_library, is_own
+
+Key = tuple[str, int, str]
+# a poll: (t, resident bytes, {native tid: (ns on a CPU, ns runnable without one, running now)})
+Poll = tuple[float, int, dict[int, tuple[int, int, bool]]]
+# a span of one thread: (start, end, frames innermost first)
+Span = tuple[float, float, list[Key]]
+
+# py-spy's stack changes land up to ~50 ms off the kernel's counters (its trace's times are when
+# its main thread handled a sample; its sampling thread runs late under load): a change between an
+# idle and a busy line is moved to the thread's start or stop of running within this much of it
+SNAP = 0.05
+IDLE, BUSY = 0.3, 0.7  # a line's CPU share over the run, below which it waits, above which it runs
+# another interpreter's standard library and packages (the program may run under another Python)
+_LIB_DIR = re.compile(r"/lib(64)?/python\d+\.\d+t?/")
+
+
+def user_keys(frames: list[Key], lib: bool) -> tuple[list[Key], bool]:
+    """The keys to charge, innermost first, as ``_frames.StackReader`` folds them: the user's frames
+    (every frame but memgauge's with ``lib``), else the innermost library frame; and whether a user
+    frame is among them."""
+    keys: list[Key] = []
+    fallback: Key | None = None
+    users = 0  # keys[:users] ends with the outermost user frame seen so far
+    own = False
+    for key in frames:
+        name = key[0]
+        if is_own(name):
+            own = True
+            continue
+        library = is_library(name) or bool(_LIB_DIR.search(name))
+        if not library or lib:
+            keys.append(key)
+            if not library:
+                users, own = len(keys), False
+        elif fallback is None:
+            fallback = key
+    if own and lib:
+        # memgauge's frames outside every user frame: the library frames between them (runpy
+        # running the script) are memgauge's
+        del keys[users:]
+    if not keys and fallback is not None and not own:
+        keys.append(fallback)
+    return keys, users > 0
+
+
+def bootstrap_spans(spans: list[Span], program_start: float) -> list[Span]:
+    """The main thread's spans less memgauge's start-up: before the program started, a stack of
+    runpy and the import system alone (no frame of memgauge's, none of the user's) is the
+    bootstrap being imported, which the in-process sampler does not see either; kept, ``--lib``
+    showed it as the program's library lines."""
+
+    def startup(span: Span) -> bool:
+        frames = span[2]
+        return (
+            span[0] < program_start
+            and bool(frames)
+            and frames[-1][0].endswith(("/runpy.py", "<frozen runpy>"))
+            and not user_keys(frames, lib=False)[1]
+            and not any(is_own(f[0]) for f in frames)
+        )
+
+    return [span for span in spans if not startup(span)]
+
+
+def first_span_back(spans: list[Span], polls: list[Poll], tid: int) -> list[Span]:
+    """``spans`` with the first one of the program's own (a user frame on its stack) started
+    earlier, back over the polls before it in which the thread ran the whole time and the process
+    grew at least a quarter as fast as in the span's own first interval (a start-up grows ten times
+    slower than a call that builds; one interval's growth is noisy): the same C call, begun before
+    py-spy first read the process (it finds a new child process within ~100 ms) or right as the
+    program started, whose growth would otherwise be the process's start-up. The spans before it
+    (memgauge's bootstrap, the interpreter's start) end where it now begins."""
+    k = next((i for i, span in enumerate(spans) if user_keys(span[2], lib=False)[1]), None)
+    if k is None:
+        return spans
+    start = _back(spans[k][0], polls, tid)
+    if start >= spans[k][0]:
+        return spans
+    before = [(s, min(e, start), f) for s, e, f in spans[:k] if s < start]
+    return [*before, (start, spans[k][1], spans[k][2]), *spans[k + 1 :]]
+
+
+def _back(begin: float, polls: list[Poll], tid: int) -> float:
+    """How far back from ``begin`` the polls say the call running then had already run."""
+    times = [p[0] for p in polls]
+    i = bisect.bisect_right(times, begin)  # polls[i - 1] <= begin < polls[i]
+    if i <= 0 or i >= len(polls):
+        return begin
+    rate = (polls[i][1] - polls[i - 1][1]) / max(polls[i][0] - polls[i - 1][0], 1e-9)
+    if rate <= 0:
+        return begin
+    start = begin
+    for j in range(i - 1, 0, -1):
+        a, b = polls[j - 1], polls[j]
+        if tid not in a[2] or tid not in b[2]:
+            break
+        wall = max(b[0] - a[0], 1e-9)
+        cpu, grown = (b[2][tid][0] - a[2][tid][0]) / 1e9, b[1] - a[1]
+        # a poll is read a few ms late now and then: a thread that ran throughout shows 0.7-1.3
+        if cpu < 0.6 * wall or grown / wall < rate / 4:
+            if cpu >= 0.1 * wall and grown > 0:
+                # the call began within this interval: as much of it as it ran and as its growth
+                # at the call's rate says
+                start = max(a[0], b[0] - min(cpu, grown / rate))
+            break
+        start = a[0]
+    return min(start, begin)
+
+
+def _edge(polls: list[Poll], times: list[float], tid: int, t: float, rising: bool) -> float | None:
+    """The time near ``t`` (within ``SNAP``) at which thread ``tid`` started (``rising``) or
+    stopped running, from its CPU time between polls (``times``: theirs, for a bisection: a run
+    has thousands of such changes): in the first poll interval where its CPU share crosses one
+    half, it ran from the interval's end back (rising) or from its start on."""
+    before: float | None = None
+    first = max(0, bisect.bisect_left(times, t - SNAP) - 1)
+    for i in range(first, len(polls) - 1):
+        a, b = polls[i], polls[i + 1]
+        if b[0] < t - SNAP or tid not in a[2] or tid not in b[2]:
+            continue
+        if a[0] > t + SNAP:
+            break
+        cpu = (b[2][tid][0] - a[2][tid][0]) / 1e9
+        share = cpu / max(b[0] - a[0], 1e-9)
+        if before is not None and (before < 0.5 <= share if rising else share < 0.5 <= before):
+            return b[0] - min(cpu, b[0] - a[0]) if rising else a[0] + min(cpu, b[0] - a[0])
+        before = share
+    return None
+
+
+def snap_spans(
+    spans: list[Span], polls: list[Poll], tid: int, busy: dict[Key, float], lib: bool
+) -> list[Span]:
+    """``spans`` with each change between a waiting line and a running one (by ``busy``, each line's
+    CPU share over the run) moved to where the kernel's counters say the thread started or stopped
+    running: a C call's growth is then not charged to the sleep beside it."""
+    out = list(spans)
+    times = [p[0] for p in polls]
+    for i in range(1, len(out)):
+        (s0, e0, f0), (s1, e1, f1) = out[i - 1], out[i]
+        if e0 != s1:
+            continue
+        k0, k1 = user_keys(f0, lib)[0], user_keys(f1, lib)[0]
+        if not k0 or not k1 or k0[0] == k1[0]:
+            continue
+        b0, b1 = busy.get(k0[0], 0.5), busy.get(k1[0], 0.5)
+        if b0 < IDLE < BUSY < b1:
+            edge = _edge(polls, times, tid, s1, rising=True)
+        elif b1 < IDLE < BUSY < b0:
+            edge = _edge(polls, times, tid, s1, rising=False)
+        else:
+            continue
+        if edge is not None and s0 < edge < e1:
+            out[i - 1], out[i] = (s0, edge, f0), (edge, e1, f1)
+    return out
