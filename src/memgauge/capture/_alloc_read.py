@@ -70,6 +70,9 @@ class _Line:
     stack: list[str] = field(default_factory=list)
     largest: int = -1
 
+    def source(self) -> str:
+        return linecache.getline(self.file, self.line).strip() if self.line > 0 else ""
+
 
 @dataclass
 class _Capture:
@@ -118,7 +121,7 @@ def read_allocations(
                 function=x.function,
                 bytes=x.bytes,
                 stack=x.stack,
-                source=linecache.getline(x.file, x.line).strip() if x.line > 0 else "",
+                source=x.source(),
             )
             for x in ranked
         ],
@@ -148,7 +151,7 @@ def _live_at_exit(captures: Sequence[_Capture], lib: bool) -> dict[int, list[Hel
                 line=x.line,
                 function=x.function,
                 bytes=x.bytes,
-                source=linecache.getline(x.file, x.line).strip() if x.line > 0 else "",
+                source=x.source(),
             )
             for x in sorted(lines.values(), key=lambda x: (-x.bytes, x.file, x.line))
             if x.bytes >= HELD_MIN_BYTES  # as the resident ledger's rows: start-up, small objects

@@ -6,7 +6,9 @@ process never is.
 ``OutsideLines`` runs in the runner, beside the program: it starts ``py-spy record`` (chrome trace
 format: each thread's stack over time, with line numbers; ``-s`` follows the program's Python
 children, ``--idle`` keeps the stacks of threads off a CPU, ``--threads`` names each thread's native
-id) once the first Python process of the run has announced itself (``capture``'s ``OUTSIDE_MARK``),
+id; its process is made before the program's, as a shell that reads the program's pid and then
+becomes py-spy, so that the watcher never takes it for the program's) once the first Python
+process of the run has announced itself (``capture``'s ``OUTSIDE_MARK``),
 and says to it when py-spy reads it (``ATTACHED_MARK``): the program waits for that before its first
 line. Its own thread polls, every ``interval``, each process's resident size and each thread's CPU
 and run-queue time (``schedstat``). Once the program ended, ``finish`` joins the two series into
@@ -89,8 +91,8 @@ def outside_refusal(scope_file: str = "/proc/sys/kernel/yama/ptrace_scope") -> s
 
 
 class OutsideLines:
-    """py-spy and the /proc poller of one run; ``tick()`` from the runner's loop, ``finish()`` once
-    the program ended."""
+    """py-spy and the /proc poller of one run: made before the program is spawned (py-spy's shell
+    then waits for its pid), ``start()`` once it is, ``finish()`` once it ended."""
 
     def __init__(
         self,
