@@ -1,10 +1,10 @@
 """The line samplers side by side: each workload of ``bench/workloads/`` under ``memgauge run`` with
-the lines read from outside (py-spy, the default) and with the in-process sampler
-(``MEMGAUGE_LINE_SAMPLER=inside``), in pairs whose order alternates, so that the machine's drift
-lands on both. Per workload: the median wall time of ``memgauge run`` and the CPU time of the
-measured program's processes (from the profile), the program's own wall time (its main process's
-start to end), and the CPU time of everything (the program, memgauge, py-spy:
-this process's children's rusage), each as the median per-pair ratio outside / inside.
+the lines read from outside (py-spy, ``MEMGAUGE_LINE_SAMPLER=auto``) and with the in-process
+sampler (``MEMGAUGE_LINE_SAMPLER=inside``, the default), in pairs whose order alternates, so that
+the machine's drift lands on both. Per workload: the median wall time of ``memgauge run`` and the
+CPU time of the measured program's processes (from the profile), the program's own wall time (its
+main process's start to end), and the CPU time of everything (the program, memgauge, py-spy: this
+process's children's rusage), each as the median per-pair ratio outside / inside.
 
 On a 2-vCPU VM the machine's own speed moves 10-25% over seconds (one workload's plain runs took
 3.6 to 5.5 s of CPU), more than the difference sought. ``--together`` runs each pair at the same

@@ -1,7 +1,7 @@
 """Each C-call line's share of its own bytes: ``tests/programs/lines_c_calls.py`` (list repeat and
 concat, ``np.ones``, pickle dumps and loads, ``b"x" * n``, a pandas CSV read, a joblib load; each
 one C call holding the GIL on its own line, sleeps between) in the main thread, a worker thread and
-a spawned child, under ``memgauge run`` with the default line sampler, idle and with both cores
+a spawned child, under ``memgauge run --line-sampler auto`` (py-spy from outside), idle and with both cores
 kept busy by other processes. A line's share is the resident growth charged to it over the bytes
 its objects hold (the program writes them). Prints, per load and mode, each line's smallest and
 median share over the runs, and the sampler that ran.
@@ -65,8 +65,9 @@ def marker_lines() -> dict[str, int]:
 
 def shares(python: str, mode: str, directory: Path) -> tuple[dict[str, float], str]:
     out = directory / "profile.json"
+    args = [str(PROGRAM), mode, str(directory)]
     subprocess.run(
-        [python, "-m", "memgauge", "run", "-q", "--json", str(out), str(PROGRAM), mode, str(directory)],
+        [python, "-m", "memgauge", "run", "-q", "--json", str(out), "--line-sampler", "auto", *args],
         check=True,
         cwd=directory,
     )

@@ -1,5 +1,5 @@
 """What ``memgauge run`` costs around an empty program: plain ``python noop.py`` and
-``memgauge run -q --json`` on it (with the default line sampler, and with the in-process one),
+``memgauge run -q --json`` on it (with the default line sampler, and with the lines read from outside),
 interleaved, each repetition running every variant once, so slow drift of the machine (other
 load, page cache) spreads over all of them. Wall time per run (median,
 min), CPU seconds of the whole process tree (mean, min, from ``RUSAGE_CHILDREN``), and the
@@ -65,10 +65,10 @@ def main(argv: list[str] | None = None) -> int:
             base_env,
         ),
     }
-    # the in-process line sampler beside the default (py-spy from outside, where ptrace allows)
-    variants["memgauge, lines inside"] = (
-        [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(work / "i.json"), str(noop)],
-        {**base_env, "MEMGAUGE_LINE_SAMPLER": "inside"},
+    # the lines read from outside (py-spy, where ptrace allows) beside the default in-process sampler
+    variants["memgauge, lines outside"] = (
+        [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(work / "o.json"), str(noop)],
+        {**base_env, "MEMGAUGE_LINE_SAMPLER": "auto"},
     )
     if args.baseline:
         variants["baseline"] = (

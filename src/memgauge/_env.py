@@ -15,7 +15,7 @@ from __future__ import annotations
 
 # auto | outside | inside: who samples the lines (``RunOptions.line_sampler``; the runner reads it)
 ENV_LINE_SAMPLER = "MEMGAUGE_LINE_SAMPLER"
-LINE_SAMPLERS = ("auto", "outside", "inside")  # its values, auto the default
+LINE_SAMPLERS = ("auto", "outside", "inside")  # its values; unset: inside, the default
 # a cgroup hierarchy's root other than /sys/fs/cgroup (a delegated subtree, a test's fake host)
 ENV_CGROUP_ROOT = "MEMGAUGE_CGROUP_ROOT"
 # any value: the CLI prints the traceback of an unexpected error, not only its one line

@@ -568,9 +568,8 @@ def test_real_temporaries(program: str, tmp_path: Path) -> None:
     assert a.where == f"{program}:{marker(PROGRAMS / program, 'temporaries')}"
     figures = evidence(a)
     # 300 MiB built; the sampler charges a few MiB either side (a line's last interval of page
-    # faults can go to the next line, docs/measurement.md): at least 90% of them, the bar a C
-    # call's line is held to (seen: 274 MiB once in a full suite with the outside sampler)
-    assert 270 * MIB <= parse_bytes(figures["held at the peak"]) <= 330 * MIB, figures
+    # faults can go to the next line, docs/measurement.md)
+    assert 280 * MIB <= parse_bytes(figures["held at the peak"]) <= 330 * MIB, figures
     released = parse_bytes(a.title.split(" of temporaries")[0])
     assert 250 * MIB <= released <= 330 * MIB, a.title
     assert found[0] is a  # nothing else has as much memory at stake
@@ -640,10 +639,8 @@ def test_real_import_line_is_never_temporaries(tmp_path: Path) -> None:
     profile, found = advise_run(program, tmp_path)
     line = marker(PROGRAMS / program, "import")
     held_there = sum(a.bytes for a in profile.peak.attribution if a.line == line and a.file.endswith(program))
-    # the run did put the peak on the import line: the shape the temporaries rule fires on. The
-    # import is the program's first slow line, so the first sample of it can come late (once
-    # 249 MiB of 300, the rest on <startup>, with the outside sampler)
-    assert held_there >= 225 * MIB, profile.peak.attribution
+    # the run did put the peak on the import line: the shape the temporaries rule fires on
+    assert held_there >= 250 * MIB, profile.peak.attribution
     assert [a for a in found if a.kind == "temporaries"] == [], found
 
 

@@ -324,7 +324,7 @@ def test_with_alloc_the_resident_and_allocation_tables_name_the_same_lines(tmp_p
 
     script = tmp_path / "mp_example.py"
     script.write_text(MP_EXAMPLE)
-    r = run_memgauge(["--alloc", str(script)], tmp_path)
+    r = run_memgauge(["--alloc", "--line-sampler", "auto", str(script)], tmp_path)
     assert r.returncode == 0 and r.profile is not None, r.stderr
     size = 8 * 3 * 10**7
     held = {h["line"]: h["bytes"] for h in r.profile["held_at_exit"] if h["file"] == str(script)}

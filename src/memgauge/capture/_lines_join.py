@@ -295,9 +295,15 @@ def join_outside_lines(
     lib: bool,
     interval: float,
     announced: bool = True,
+    child: bool = False,
 ) -> bool:
     """Write ``lines.<pid>.json`` from the outside samples of ``pid`` and its passive record (whose
-    imports and children are kept). False when there is nothing to join (fewer than two polls)."""
+    imports and children are kept). False when there is nothing to join (fewer than two polls),
+    and for a ``child`` process of which py-spy never saw a line of the program (found late, it
+    was read only in its start-up, or killed first): its peak is then charged to the line that
+    started it (``runner``'s ``charge_unsampled``), not to its start-up."""
+    if child and not any(user_keys(f, lib=False)[1] for spans_of in spans.values() for _, _, f in spans_of):
+        return False
     if len(polls) < 2:
         return False
     passive = _passive_record(directory, pid)

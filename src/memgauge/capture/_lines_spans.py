@@ -75,9 +75,9 @@ def bootstrap_spans(spans: list[Span], program_start: float) -> list[Span]:
 
 def first_span_back(spans: list[Span], polls: list[Poll], tid: int) -> list[Span]:
     """``spans`` with the first one of the program's own (a user frame on its stack) started
-    earlier, back over the polls before it in which the thread ran the whole time and the process
-    grew at least a quarter as fast as in the span's own first interval (a start-up grows ten times
-    slower than a call that builds; one interval's growth is noisy): the same C call, begun before
+    earlier, back over the polls before it in which the thread ran (a third of the time at least)
+    and the process grew at least a quarter as fast as in the span's own first interval (a start-up
+    grows ten times slower than a call that builds; one interval's growth is noisy): the call begun before
     py-spy first read the process (it finds a new child process within ~100 ms) or right as the
     program started, whose growth would otherwise be the process's start-up. The spans before it
     (memgauge's bootstrap, the interpreter's start) end where it now begins."""
@@ -107,8 +107,9 @@ def _back(begin: float, polls: list[Poll], tid: int) -> float:
             break
         wall = max(b[0] - a[0], 1e-9)
         cpu, grown = (b[2][tid][0] - a[2][tid][0]) / 1e9, b[1] - a[1]
-        # a poll is read a few ms late now and then: a thread that ran throughout shows 0.7-1.3
-        if cpu < 0.6 * wall or grown / wall < rate / 4:
+        # a poll is read late now and then: a thread that ran throughout shows 0.4-1.3 of an
+        # interval, so the growth decides, and the CPU only that the thread was there to make it
+        if cpu < 0.3 * wall or grown / wall < rate / 4:
             if cpu >= 0.1 * wall and grown > 0:
                 # the call began within this interval: as much of it as it ran and as its growth
                 # at the call's rate says

@@ -231,8 +231,8 @@ def run_options(p: argparse.ArgumentParser) -> None:
         "--line-sampler",
         choices=LINE_SAMPLERS,
         default=None,
-        help="who reads the lines: auto (the default: py-spy from outside where ptrace allows, "
-        "else a thread inside), outside or inside (MEMGAUGE_LINE_SAMPLER sets the default)",
+        help="who reads the lines: inside (the default: a thread in each process), auto (py-spy from "
+        "outside where ptrace allows: sees long C calls) or outside (MEMGAUGE_LINE_SAMPLER sets it)",
     )
     p.add_argument(
         "--alloc",

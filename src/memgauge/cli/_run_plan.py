@@ -47,14 +47,14 @@ def _sandbox(path: str) -> SandboxRun:
 
 
 def _line_sampler(chosen: str | None) -> str:
-    """--line-sampler, else MEMGAUGE_LINE_SAMPLER, else auto; a bad value in the environment is
-    a usage error, as a bad option is, not a silent default."""
+    """--line-sampler, else MEMGAUGE_LINE_SAMPLER, else "" (the default, inside); a bad value in
+    the environment is a usage error, as a bad option is, not a silent default."""
     if chosen is not None:
         return chosen
     from memgauge._env import ENV_LINE_SAMPLER, LINE_SAMPLERS
 
-    value = os.environ.get(ENV_LINE_SAMPLER, "") or "auto"
-    if value not in LINE_SAMPLERS:
+    value = os.environ.get(ENV_LINE_SAMPLER, "")
+    if value and value not in LINE_SAMPLERS:
         raise UsageError(f"{ENV_LINE_SAMPLER}={value}: expected one of {', '.join(LINE_SAMPLERS)}")
     return value
 

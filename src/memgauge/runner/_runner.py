@@ -59,9 +59,9 @@ class RunOptions:
     ``join_groups``: ``cgroup.procs`` files of groups the caller made (a CPU quota that emulates a
     smaller machine) that the child enters before it starts, with its memory group;
     ``line_sampler``: auto | outside | inside: the lines read from outside the program by py-spy
-    (no GIL needed: a long C call is seen running) where ptrace rights allow (``auto``, the
-    default, and ``outside``), or by a thread inside each process (``inside``, and ``auto`` where
-    py-spy may not read it or a sandbox runs it); ``MEMGAUGE_LINE_SAMPLER`` sets the default.
+    (no GIL needed: a long C call is seen running) where ptrace rights allow (``auto`` and
+    ``outside``), or by a thread inside each process (``inside``, the default, and ``auto`` where
+    py-spy may not read it or a sandbox runs it); ``MEMGAUGE_LINE_SAMPLER`` sets it.
     """
 
     def __init__(
@@ -93,8 +93,9 @@ class RunOptions:
         self.sandbox = sandbox
         # the cgroup.procs files of groups the caller made (a CPU quota) the child enters too
         self.join_groups = join_groups
-        # auto (the default) | outside | inside (docs/measurement.md, "Line sampling")
-        self.line_sampler = os.environ.get(ENV_LINE_SAMPLER, "") or "auto"
+        # "" (the default: inside, until a short C call right after a busy line is placed as well
+        # from outside as inside, docs/measurement.md) | auto | outside | inside
+        self.line_sampler = os.environ.get(ENV_LINE_SAMPLER, "")
         # off | summary | full: the torch tracker, started when the program imports torch
         self.torch = "summary"
         # when memgauge's process started (monotonic; ``process_started``): its start-up is then
@@ -149,8 +150,8 @@ def _choose_line_sampler(options: RunOptions) -> str | None:
     description, with why, for the profile."""
     if options.lines == "off":
         return "off"
-    if options.line_sampler == "inside":
-        return "in-process (asked for)"
+    if options.line_sampler in ("", "inside"):
+        return "in-process (asked for)" if options.line_sampler else "in-process (the default)"
     if options.sandbox is not None and options.line_sampler != "outside":
         return "in-process (sandboxed program)"
     from memgauge.watcher import outside_refusal

@@ -321,6 +321,7 @@ class OutsideLines:
                     lib=self.lib,
                     interval=1 / RATE,
                     announced=pid in self.announced,
+                    child=pid != self.root,
                 )
         return "py-spy (outside the process)"
 
