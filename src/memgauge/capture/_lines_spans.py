@@ -57,8 +57,8 @@ def user_keys(frames: list[Key], lib: bool) -> tuple[list[Key], bool]:
 def bootstrap_spans(spans: list[Span], program_start: float) -> list[Span]:
     """The main thread's spans less memgauge's start-up: before the program started, a stack of
     runpy and the import system alone (no frame of memgauge's, none of the user's) is the
-    bootstrap being imported, which the in-process sampler does not see either; kept, ``--lib``
-    showed it as the program's library lines."""
+    bootstrap being imported, which the in-process sampler does not see either (kept, ``--lib``
+    showed it as the program's library lines)."""
 
     def startup(span: Span) -> bool:
         frames = span[2]
@@ -76,11 +76,11 @@ def bootstrap_spans(spans: list[Span], program_start: float) -> list[Span]:
 def first_span_back(spans: list[Span], polls: list[Poll], tid: int) -> list[Span]:
     """``spans`` with the first one of the program's own (a user frame on its stack) started
     earlier, back over the polls before it in which the thread ran (a third of the time at least)
-    and the process grew at least a quarter as fast as in the span's own first interval (a start-up
-    grows ten times slower than a call that builds; one interval's growth is noisy): the call begun before
-    py-spy first read the process (it finds a new child process within ~100 ms) or right as the
-    program started, whose growth would otherwise be the process's start-up. The spans before it
-    (memgauge's bootstrap, the interpreter's start) end where it now begins."""
+    and the process grew at least a quarter as fast as in the span's own first interval (a
+    start-up grows ten times slower than a call that builds; one interval's growth is noisy): the
+    call begun before py-spy first read the process (it finds a new child process within ~100 ms)
+    or right as the program started, whose growth would otherwise be the process's start-up. The
+    spans before it (memgauge's bootstrap, the interpreter's start) end where it now begins."""
     k = next((i for i, span in enumerate(spans) if user_keys(span[2], lib=False)[1]), None)
     if k is None:
         return spans
