@@ -124,3 +124,11 @@ def ran(
         resident_growth_bytes=growth,
         samples=samples,
     )
+
+
+def legacy_profile(data: dict[str, Any], version: int) -> dict[str, Any]:
+    """``data``, a profile as memgauge writes it now, laid out as versions 1-7 were: no envelope
+    header, the version under ``schema_version``. Dropping the fields that version lacked is the
+    caller's part."""
+    rest = {k: v for k, v in data.items() if k not in ("format", "version")}
+    return {"schema_version": version, **rest}

@@ -358,8 +358,9 @@ class _Session:
         from memgauge._errors import OutputError
         from memgauge._files import write_output
         from memgauge._version import __version__
+        from memgauge.model import BUDGETS
 
-        data = {"memgauge_version": __version__, "rss": RSS_DEFINITION, "tests": self.records}
+        data = BUDGETS.wrap({"memgauge_version": __version__, "rss": RSS_DEFINITION, "tests": self.records})
         try:
             write_output(self.json_path, json.dumps(data, indent=2) + "\n", "--memgauge-json")
         except OutputError as e:

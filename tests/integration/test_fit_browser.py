@@ -57,13 +57,13 @@ def test_fit_page_draws_the_curve_with_the_budget_and_the_remedy_table(
     assert_clean(opened, path)
     state = assert_drawn(opened, "chart-fit-0")
     labels = [d["label"] for d in state["datasets"]]
-    assert "fits" in labels and f"answer: BATCH_SIZE={record['fit']['value']}" in labels
+    assert "fits" in labels and f"answer: BATCH_SIZE={record['value']}" in labels
     # the budget's line: drawn across the values tried, at the budget itself
     line = opened.page.evaluate(
         """() => Chart.getChart(document.getElementById('chart-fit-0')).data.datasets
             .filter(d => d.label.startsWith('budget:')).map(d => d.data.map(p => [p.x, p.y]))"""
     )
-    values = [t["value"] for t in record["fit"]["trials"]]
+    values = [t["value"] for t in record["trials"]]
     assert line == [[[min(values), BUDGET_MIB * MIB], [max(values), BUDGET_MIB * MIB]]]
 
     # the remedy table: one row per remedy of the record, its figures as the record has them

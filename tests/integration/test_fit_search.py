@@ -80,7 +80,7 @@ def test_the_largest_batch_that_fits_is_found_verified_and_true(tmp_path: Path) 
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    fit = json.loads(record_path.read_text())["fit"]
+    fit = json.loads(record_path.read_text())
     value = fit["value"]
     assert fit["parameter"] == "BATCH_SIZE" and fit["verified"] is True
     search_runs = len(fit["trials"])
@@ -210,6 +210,6 @@ def test_ctrl_c_prints_and_saves_the_best_value_proven_so_far(tmp_path: Path) ->
             proc.wait()
     assert proc.returncode == 130, "".join(seen) + err
     assert "BATCH_SIZE = 4" in out and "interrupted" in out, out
-    fit = json.loads(record_path.read_text())["fit"]
+    fit = json.loads(record_path.read_text())
     assert fit["reason"] == "interrupted" and fit["value"] == 4 and fit["verified"] is False
     assert [t["value"] for t in fit["trials"]] == [4]  # the interrupted trial is not one

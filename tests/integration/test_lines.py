@@ -219,7 +219,7 @@ def test_files_that_break_the_wire_format_are_warnings_in_the_profile(tmp_path: 
     )
     profile = run_ok([str(script)], tmp_path)
     main = profile["processes"][0]
-    assert profile["schema_version"] == SCHEMA_VERSION
+    assert (profile["format"], profile["version"]) == ("memgauge-profile", SCHEMA_VERSION)
     why = {w["file"]: w["message"] for w in profile["warnings"]}
     assert list(why) == [f"events.{main['pid']}.jsonl", "lines.1.json", "lines.2.json"]
     assert why[f"events.{main['pid']}.jsonl"] == (

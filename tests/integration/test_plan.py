@@ -115,8 +115,8 @@ def test_a_program_is_measured_once_and_planned(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
-    assert (data["format"], data["version"]) == ("memgauge-plan", 1)
-    members = data["plan"]["members"]
+    assert (data["format"], data["version"]) == ("memgauge-plan", 2)
+    members = data["members"]
     assert [m["name"] for m in members] == ["small#1", "small#2"]
     assert all(30 * MIB < m["need_bytes"] < 80 * MIB for m in members)
     assert members[0]["command"] == ["python", str(script)]

@@ -35,6 +35,7 @@ from memgauge.render import (
     TerminalComparisonRenderer,
     TerminalRenderer,
 )
+from tests import factories
 from tests.conftest import MIB, PROGRAMS, run_memgauge
 from tests.synthetic import long_profile
 from tests.unit.test_golden import FAKE_CWD, rich_profile
@@ -487,8 +488,7 @@ def test_edge_profiles_render_in_the_browser(browser: Any, tmp_path: Path) -> No
     huge.peak.resident_bytes = 5 << 50
     huge.timeline.tree_resident_bytes = [v << 20 for v in huge.timeline.tree_resident_bytes]
     cases["huge"] = huge
-    data = base.to_dict()
-    data["schema_version"] = 1
+    data = factories.legacy_profile(base.to_dict(), 1)
     for key in ("lines", "imports", "leaks", "allocation_peak", "reconciliation"):
         data.pop(key)
     data["peak"].pop("attribution")

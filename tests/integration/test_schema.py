@@ -25,7 +25,8 @@ import pytest
 
 import memgauge
 from memgauge._errors import ProfileFormatError
-from memgauge.model._profile import SCHEMA_VERSION, Profile, load_profile
+from memgauge.model import PROFILE, SCHEMA_VERSION, Profile, load_profile
+from tests.factories import legacy_profile
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "profile.schema.json"
 
@@ -121,7 +122,7 @@ def check_timeline(profile: dict[str, Any]) -> None:
 
 def round_trips(path: Path) -> None:
     original = json.loads(path.read_text())
-    assert next(iter(original)) == "schema_version"  # readers look at it first
+    assert list(original)[:2] == ["format", "version"]  # readers look at them first
     loaded = load_profile(path)
     assert loaded.to_dict() == original
     assert Profile.from_json(loaded.to_json()) == loaded
@@ -180,7 +181,8 @@ def thinned_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_schema_is_valid_draft_2020_12(validator: jsonschema.Draft202012Validator) -> None:
     assert validator.schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert validator.schema["properties"]["schema_version"]["const"] == SCHEMA_VERSION
+    assert validator.schema["properties"]["version"]["const"] == SCHEMA_VERSION
+    assert validator.schema["properties"]["format"]["const"] == PROFILE.format
 
 
 def test_memgauge_run_profile_matches_schema(
@@ -325,12 +327,15 @@ def _chain(*mutations: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, A
 
 
 REJECTED: dict[str, Callable[[dict[str, Any]], Any]] = {
-    # unknown or missing schema_version
-    "no version": _delete("schema_version"),
-    "version 0": _set("schema_version", 0),
-    "next version": _set("schema_version", SCHEMA_VERSION + 1),
-    "version as text": _set("schema_version", str(SCHEMA_VERSION)),
-    "version null": _set("schema_version", None),
+    # unknown or missing header
+    "no format": _delete("format"),
+    "another record": _set("format", "memgauge-sweep"),
+    "no version": _delete("version"),
+    "version 0": _set("version", 0),
+    "next version": _set("version", SCHEMA_VERSION + 1),
+    "version as text": _set("version", str(SCHEMA_VERSION)),
+    "version null": _set("version", None),
+    "the current version under the old name": lambda d: legacy_profile(d, SCHEMA_VERSION),
     # malformed
     "not an object": lambda d: [d],
     "no peak": _delete("peak"),
@@ -360,8 +365,10 @@ def test_reader_and_schema_reject(
 
 
 def test_older_versions_read_without_their_missing_parts(cli_profile: Path) -> None:
-    v7 = json.loads(cli_profile.read_text())
-    assert v7["schema_version"] == 7 and v7["overhead"]["steps"]["bootstrap"] >= 0
+    current = json.loads(cli_profile.read_text())
+    v7 = legacy_profile(current, 7)  # the same fields, before the envelope
+    assert Profile.from_dict(v7) == Profile.from_dict(current)
+    assert v7["overhead"]["steps"]["bootstrap"] >= 0
     v6 = copy.deepcopy(v7)
     v6["schema_version"] = 6
     del v6["overhead"]
@@ -398,7 +405,7 @@ def test_older_versions_read_without_their_missing_parts(cli_profile: Path) -> N
 
 def test_reader_rejects_unknown_version_with_its_number(cli_profile: Path) -> None:
     data = json.loads(cli_profile.read_text())
-    data["schema_version"] = SCHEMA_VERSION + 1
+    data["version"] = SCHEMA_VERSION + 1
     with pytest.raises(ProfileFormatError, match=str(SCHEMA_VERSION + 1)) as err:
         Profile.from_json(json.dumps(data))
     assert err.value.exit_code == 65

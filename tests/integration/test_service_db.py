@@ -61,6 +61,47 @@ def test_the_migrations_go_down_and_up_again(db: Database) -> None:
     migrate(db.engine)  # at the newest revision already: nothing to do, no error
 
 
+def test_stored_verdicts_from_before_the_envelope_get_its_header_and_read_the_same(db: Database) -> None:
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import text
+
+    from memgauge.gate import Verdict
+    from memgauge.service._db import MIGRATIONS
+
+    token, _ = store.create_token(db, "t", "submitter")
+    subs = [store.add_submission(db, _new(token.id, n)).id for n in range(3)]
+    verdict = json.loads((Path(__file__).parents[1] / "data" / "records" / "verdict-v1.json").read_text())
+    assert "format" not in verdict  # as memgauge stored them before the envelope
+    stored = {subs[0]: json.dumps(verdict), subs[1]: "not json", subs[2]: None}
+    config = Config()
+    config.set_main_option("script_location", MIGRATIONS)
+    with db.engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0004_machines")
+        for sub_id, value in stored.items():
+            conn.execute(
+                text("UPDATE submissions SET verdict_json = :v WHERE id = :i"), {"v": value, "i": sub_id}
+            )
+    migrate(db.engine)
+    after = {sub_id: getattr(store.get_submission(db, sub_id), "verdict_json", "") for sub_id in subs}
+    assert after[subs[1]] == "not json" and after[subs[2]] is None  # no verdict to rewrite: left alone
+    new = json.loads(after[subs[0]] or "")
+    assert list(new)[:2] == ["format", "version"] and (new["format"], new["version"]) == (
+        "memgauge-verdict",
+        2,
+    )
+    assert Verdict.from_dict(new) == Verdict.from_dict(verdict)
+    with db.engine.begin() as conn:  # and down again: the header goes
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0004_machines")
+        back = conn.execute(
+            text("SELECT verdict_json FROM submissions WHERE id = :i"), {"i": subs[0]}
+        ).scalar()
+    assert json.loads(back) == verdict
+    migrate(db.engine)
+
+
 def test_a_database_that_cannot_be_opened_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="cannot open the database"):
         open_database("postgresql+psycopg://postgres@127.0.0.1:1/nothing")

@@ -249,13 +249,13 @@ def bad_inputs(runs: Runs, tmp_path: Path) -> Path:
     (tmp_path / "list.json").write_text("[1, 2, 3]\n")
     (tmp_path / "other.json").write_text('{"name": "not a profile"}\n')
     future = load(runs.small)
-    future["schema_version"] = 99
+    future["version"] = 99
     (tmp_path / "future.json").write_text(json.dumps(future))
     (tmp_path / "a-file").write_text("")
     return tmp_path
 
 
-SUPPORTED = f"(this memgauge reads {', '.join(map(str, READABLE_VERSIONS))})"
+SUPPORTED = f"(versions 1-{READABLE_VERSIONS[-1]}): upgrade memgauge"
 
 
 @pytest.mark.parametrize(
@@ -265,8 +265,8 @@ SUPPORTED = f"(this memgauge reads {', '.join(map(str, READABLE_VERSIONS))})"
         (["adir"], 65, ["adir is a directory, not a profile"]),
         (["text.json"], 65, ["profile is not valid JSON"]),
         (["list.json"], 65, ["not a memgauge profile"]),
-        (["other.json"], 65, ["not a memgauge profile (no schema_version)"]),
-        (["future.json"], 65, ["profile schema_version 99 is not supported", SUPPORTED]),
+        (["other.json"], 65, ['not a memgauge profile record (no "format": "memgauge-profile")']),
+        (["future.json"], 65, ["memgauge-profile version 99 is newer than this memgauge reads", SUPPORTED]),
         (["-o", "no/dir/o.md", "P.json"], 73, ["cannot write report to no/dir/o.md: no directory no/dir"]),
         (["-o", "adir", "P.json"], 73, ["cannot write report to adir: it is a directory"]),
         (["-o", "a-file/out.md", "P.json"], 73, ["no directory a-file"]),

@@ -142,8 +142,9 @@ def test_the_record_round_trips() -> None:
         verification=FitVerification(12, int(100 * MIB), True, True, 0, 0, 0, 1.0, 90, 95, 2),
     )
     data = record.to_dict()
-    assert data["fit"]["parameter"] == "BATCH_SIZE" and data["fit"]["value"] == 12
-    assert data["fit"]["runs"] == 5 and data["fit"]["verified"] is True
+    assert (data["format"], data["version"]) == ("memgauge-fit", 2)
+    assert data["parameter"] == "BATCH_SIZE" and data["value"] == 12
+    assert data["runs"] == 5 and data["verified"] is True
     assert FitRecord.from_dict(data) == record
 
 

@@ -12,7 +12,7 @@ from memgauge.model import Overhead, OwnCpu, Profile
 from memgauge.render import TerminalRenderer
 from memgauge.runner._overhead import overhead_of
 from memgauge.runner._state import RunState
-from tests.factories import make_profile
+from tests.factories import legacy_profile, make_profile
 
 
 def test_each_step_is_the_span_between_two_timed_points() -> None:
@@ -55,7 +55,7 @@ def test_the_record_round_trips_and_the_footer_says_it() -> None:
         ],
     )
     data = profile.to_dict()
-    assert data["schema_version"] == 7 and data["overhead"]["steps"]["bootstrap"] == 0.03
+    assert data["version"] == 8 and data["overhead"]["steps"]["bootstrap"] == 0.03
     assert Profile.from_dict(data) == profile
     summary = overhead_summary(profile)
     assert summary is not None
@@ -70,5 +70,5 @@ def test_the_record_round_trips_and_the_footer_says_it() -> None:
     # none recorded (in-process, or an older profile): no footer, and a v6 profile still reads
     old = make_profile(rss=1 << 20, wall=1.0)
     assert overhead_summary(old) is None and "own cost" not in TerminalRenderer().render(old)
-    v6 = {**old.to_dict(), "schema_version": 6}
+    v6 = legacy_profile(old.to_dict(), 6)
     assert Profile.from_dict(v6).overhead is None

@@ -160,10 +160,10 @@ def test_the_record_round_trips_and_refuses_a_newer_version(tmp_path: Path) -> N
     path.write_text(text)
     assert load_plan(path) == record
     data = json.loads(text)
-    data["version"] = 2
+    data["version"] = 3
     with pytest.raises(ProfileFormatError, match="newer than this memgauge reads"):
         PlanRecord.from_dict(data)
-    with pytest.raises(ProfileFormatError, match="not a memgauge plan record"):
+    with pytest.raises(ProfileFormatError, match="a memgauge-fit record, not a memgauge plan"):
         PlanRecord.from_dict({"format": "memgauge-fit", "version": 1})
 
 

@@ -196,7 +196,7 @@ def test_profile_round_trip_and_a_profile_without_torch_has_no_torch_key(tracker
     memory = torch_memory(tracker.record(), time.monotonic())
     profile = Profile.from_dict(
         {
-            "schema_version": 5,
+            "schema_version": 5,  # before the envelope
             "command": ["x"],
             "exit": {"code": 0},
             "wall_seconds": 1.0,

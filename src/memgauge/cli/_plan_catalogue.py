@@ -22,9 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Emulated", "emulate", "load_catalogue", "machines_report"]
 
-CATALOGUE_FORMAT = "memgauge-machines"
-CATALOGUE_VERSION = 1
-
 
 def _toml() -> Any:
     # tomllib is 3.11's; tomli is the same reader, a dependency on 3.10 only
@@ -191,29 +188,31 @@ def machines_report(
     from memgauge._units import format_bytes
 
     if fmt == "json":
-        data = {
-            "format": CATALOGUE_FORMAT,
-            "version": CATALOGUE_VERSION,
-            "metric": laws.metric,
-            "measured": [
-                {"workers": w, "rate": r, "memory_bytes": m}
-                for w, r, m in zip(laws.counts, laws.rates, laws.memory, strict=True)
-            ],
-            "serial_share": laws.serial_share,
-            "target_rate": target_rate,
-            "machines": [_row(c) for c in choices],
-            "cheapest": None if cheapest is None else cheapest.shape.name,
-            "emulated": [
-                {
-                    "name": e.name,
-                    "workers": e.workers,
-                    "predicted": e.predicted,
-                    "measured": e.measured,
-                    "outcome": e.outcome,
-                }
-                for e in emulated or []
-            ],
-        }
+        from memgauge.model import MACHINES
+
+        data = MACHINES.wrap(
+            {
+                "metric": laws.metric,
+                "measured": [
+                    {"workers": w, "rate": r, "memory_bytes": m}
+                    for w, r, m in zip(laws.counts, laws.rates, laws.memory, strict=True)
+                ],
+                "serial_share": laws.serial_share,
+                "target_rate": target_rate,
+                "machines": [_row(c) for c in choices],
+                "cheapest": None if cheapest is None else cheapest.shape.name,
+                "emulated": [
+                    {
+                        "name": e.name,
+                        "workers": e.workers,
+                        "predicted": e.predicted,
+                        "measured": e.measured,
+                        "outcome": e.outcome,
+                    }
+                    for e in emulated or []
+                ],
+            }
+        )
         return json.dumps(data, indent=2) + "\n"
     measured = ", ".join(f"{w:g}: {r:,.1f}/s" for w, r in zip(laws.counts, laws.rates, strict=True))
     head = [

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from memgauge._errors import ProfileFormatError
 from memgauge.gate._budget import METRICS, Limit
+from memgauge.model import VERDICT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -176,20 +178,25 @@ class Verdict:
         nor a fail (``memgauge check`` exits 3)."""
         return not self.failed and bool(self.unmeasured) and not self.allow_unmeasured
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for ``json.dumps(..., allow_nan=False)``: bytes as integers where whole."""
-        return {
-            "ok": self.ok,
-            "program_failed": self.program_failed,
-            "program_status": self.program_status,
-            "runs": self.runs,
-            "baselines": self.baselines,
-            "limits": len(self.results),
-            "failed": len(self.failed),
-            "unmeasured": len(self.unmeasured),
-            "allow_unmeasured": self.allow_unmeasured,
-            "results": [r.to_dict() for r in self.results],
-        }
+    def to_dict(self, *, result: str | None = None) -> dict[str, Any]:
+        """Plain data for ``json.dumps(..., allow_nan=False)``, in the records' envelope (a
+        ``memgauge-verdict``): bytes as integers where whole; ``result``, the one-line verdict, as
+        the first field where given."""
+        return VERDICT.wrap(
+            {
+                **({} if result is None else {"result": result}),
+                "ok": self.ok,
+                "program_failed": self.program_failed,
+                "program_status": self.program_status,
+                "runs": self.runs,
+                "baselines": self.baselines,
+                "limits": len(self.results),
+                "failed": len(self.failed),
+                "unmeasured": len(self.unmeasured),
+                "allow_unmeasured": self.allow_unmeasured,
+                "results": [r.to_dict() for r in self.results],
+            }
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
@@ -198,6 +205,10 @@ class Verdict:
         Raises ValueError when ``data`` is not such a verdict."""
         where = "verdict"
         _mapping(data, where)
+        try:  # every version so far has the same fields; the header is checked, then dropped
+            data = VERDICT.open(data)[1]
+        except ProfileFormatError as e:
+            raise ValueError(f"verdict JSON: {e.message}") from None
         results = _required(data, "results", where)
         if not isinstance(results, list):
             raise _wrong(where, "results", "a list")

@@ -83,10 +83,10 @@ def verdict_text(verdict: Verdict, *, width: int = 100, cwd: str | None = None) 
 
 
 def verdict_json(verdict: Verdict) -> dict[str, Any]:
-    """The verdict as plain data (``Verdict.to_dict``) with the one-line ``result`` first: what
-    ``memgauge check --format json`` prints and the service stores. ``Verdict.from_dict`` reads it
-    back."""
-    return {"result": result_line(verdict), **verdict.to_dict()}
+    """The verdict as plain data (``Verdict.to_dict``) with the one-line ``result`` first after the
+    envelope's header: what ``memgauge check --format json`` prints and the service stores.
+    ``Verdict.from_dict`` reads it back."""
+    return verdict.to_dict(result=result_line(verdict))
 
 
 def bencher_bmf(

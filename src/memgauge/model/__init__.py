@@ -1,5 +1,7 @@
-"""The records: a run's ``Profile`` and a sweep's ``SweepResult``, each versioned, serialisable
-and loaded with its own reader. Nothing else in memgauge defines a persisted record.
+"""The records: a run's ``Profile``, a sweep's ``SweepResult``, a fit's ``FitRecord`` and a plan's
+``PlanRecord``, each serialisable and loaded with its own reader, each written in the one envelope
+(``RecordKind``: a format name and a version, one rule for bumping it) that the gate's verdict and
+the other files memgauge writes for later share.
 
 Capture and the runner build them, analyses and renderers only read them, the gate judges them and
 the service stores them. Plain data only: ``to_dict`` is ``json.dumps``-ready and
@@ -14,12 +16,21 @@ from memgauge._lazy import attach
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge.model._fit import FIT_FORMAT, FitRecord, FitTrial, FitVerification, NonMonotonic
+    from memgauge.model._envelope import (
+        BUDGETS,
+        FIT,
+        KINDS,
+        MACHINES,
+        PLAN,
+        PROFILE,
+        SWEEP,
+        VERDICT,
+        RecordKind,
+    )
+    from memgauge.model._fit import FitRecord, FitTrial, FitVerification, NonMonotonic
     from memgauge.model._gpu import GpuDevice, GpuProcess, GpuUtilization, GpuWindow
     from memgauge.model._overhead import AFTER_STEPS, BEFORE_STEPS, Overhead, OwnCpu
     from memgauge.model._plan import (
-        PLAN_FORMAT,
-        PLAN_VERSION,
         MaxCopies,
         PlanDistribution,
         PlanMember,
@@ -28,7 +39,6 @@ if TYPE_CHECKING:
         load_plan,
     )
     from memgauge.model._profile import (
-        READABLE_VERSIONS,
         SCHEMA_VERSION,
         UNBOUNDED_NOTE,
         AllocationPeak,
@@ -50,7 +60,6 @@ if TYPE_CHECKING:
         load_profile,
     )
     from memgauge.model._sweep import (
-        SWEEP_FORMAT,
         Confirmation,
         PhaseSummary,
         Point,
@@ -62,7 +71,6 @@ if TYPE_CHECKING:
     )
     from memgauge.model._torch import TORCH_ROLES, TorchMemory, TorchModule, TorchOom, TorchStep, TorchTensor
     from memgauge.model._training import (
-        BOUNDS,
         CpuProcessSeries,
         CpuUsage,
         Training,
@@ -76,8 +84,15 @@ if TYPE_CHECKING:
 
 
 _NAMES = {
-    "PLAN_FORMAT": "_plan",
-    "PLAN_VERSION": "_plan",
+    "BUDGETS": "_envelope",
+    "FIT": "_envelope",
+    "KINDS": "_envelope",
+    "MACHINES": "_envelope",
+    "PLAN": "_envelope",
+    "PROFILE": "_envelope",
+    "SWEEP": "_envelope",
+    "VERDICT": "_envelope",
+    "RecordKind": "_envelope",
     "MaxCopies": "_plan",
     "PlanDistribution": "_plan",
     "PlanMember": "_plan",
@@ -86,11 +101,7 @@ _NAMES = {
     "load_plan": "_plan",
     "AFTER_STEPS": "_overhead",
     "BEFORE_STEPS": "_overhead",
-    "BOUNDS": "_training",
-    "FIT_FORMAT": "_fit",
-    "READABLE_VERSIONS": "_profile",
     "SCHEMA_VERSION": "_profile",
-    "SWEEP_FORMAT": "_sweep",
     "TORCH_ROLES": "_torch",
     "UNBOUNDED_NOTE": "_profile",
     "AllocationPeak": "_profile",
@@ -147,15 +158,17 @@ _NAMES = {
 __all__ = [
     "AFTER_STEPS",
     "BEFORE_STEPS",
-    "BOUNDS",
-    "FIT_FORMAT",
-    "PLAN_FORMAT",
-    "PLAN_VERSION",
-    "READABLE_VERSIONS",
+    "BUDGETS",
+    "FIT",
+    "KINDS",
+    "MACHINES",
+    "PLAN",
+    "PROFILE",
     "SCHEMA_VERSION",
-    "SWEEP_FORMAT",
+    "SWEEP",
     "TORCH_ROLES",
     "UNBOUNDED_NOTE",
+    "VERDICT",
     "AllocationPeak",
     "Attribution",
     "CaptureWarning",
@@ -191,6 +204,7 @@ __all__ = [
     "ProcessSeries",
     "Profile",
     "Reconciliation",
+    "RecordKind",
     "RunSummary",
     "SweepResult",
     "Timeline",

@@ -1,8 +1,8 @@
 """The record of ``memgauge fit``: the largest value of one parameter whose run stays within a
 budget, every trial that found it, and the run that verified it (docs/fit.md).
 
-Written as ``{"format": "memgauge-fit", "version": 1, "fit": {...}}``; ``fit`` always holds
-``parameter``, ``value`` (None: nothing fits), ``runs`` and ``verified``.
+Written in the envelope every record has (``_envelope.py``): ``{"format": "memgauge-fit", "version":
+2, ...}``, always with ``parameter``, ``value`` (None: nothing fits), ``runs`` and ``verified``.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from memgauge._errors import ProfileFormatError
+from memgauge.model._envelope import FIT
 
-FIT_FORMAT = "memgauge-fit"
-FIT_VERSION = 1
+WHAT_IF = ("remedies", "prediction")
 
 
 @dataclass(frozen=True)
@@ -107,19 +107,24 @@ class FitRecord:
     verification: FitVerification | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": FIT_FORMAT, "version": FIT_VERSION, "fit": asdict(self)}
+        return FIT.wrap(asdict(self))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FitRecord:
-        if data.get("format") != FIT_FORMAT or data.get("version") != FIT_VERSION:
-            raise ProfileFormatError(f"not a memgauge fit record (version {FIT_VERSION})")
-        fit = dict(data["fit"])
+        fit = FIT.open(data)[1]
+        # what --remedies and --predict-gpu add beside the fit's fields: figures of other runs,
+        # shown by their own reports, not part of the search this record holds
+        for name in WHAT_IF:
+            fit.pop(name, None)
         verification = fit.get("verification")
-        return cls(
-            **{
-                **fit,
-                "trials": [FitTrial.from_dict(t) for t in fit.get("trials", [])],
-                "non_monotonic": [NonMonotonic(**n) for n in fit.get("non_monotonic", [])],
-                "verification": None if verification is None else FitVerification.from_dict(verification),
-            }
-        )
+        try:
+            return cls(
+                **{
+                    **fit,
+                    "trials": [FitTrial.from_dict(t) for t in fit.get("trials", [])],
+                    "non_monotonic": [NonMonotonic(**n) for n in fit.get("non_monotonic", [])],
+                    "verification": None if verification is None else FitVerification.from_dict(verification),
+                }
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise ProfileFormatError(f"malformed memgauge fit record: {e}") from e

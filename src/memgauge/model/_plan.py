@@ -2,8 +2,9 @@
 and by their memory timelines combined under random start offsets, and the runs that verified it
 (docs/plan.md).
 
-Written as ``{"format": "memgauge-plan", "version": 1, "plan": {...}}``. A reader takes every
-version up to ``PLAN_VERSION`` and refuses a newer one with one line.
+Written in the envelope every record has (``_envelope.py``): ``{"format": "memgauge-plan", "version":
+2, ...}``. A reader takes every version up to the current one and refuses a newer one with one
+line.
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from memgauge._errors import ProfileFormatError, TargetNotFoundError
+from memgauge.model._envelope import PLAN
 
 __all__ = [
-    "PLAN_FORMAT",
-    "PLAN_VERSION",
     "MaxCopies",
     "PlanDistribution",
     "PlanMember",
@@ -25,9 +25,6 @@ __all__ = [
     "PlanRun",
     "load_plan",
 ]
-
-PLAN_FORMAT = "memgauge-plan"
-PLAN_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -161,21 +158,11 @@ class PlanRecord:
         return self.distribution.p99_bytes if self.rule == "p99" else self.distribution.p999_bytes
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": PLAN_FORMAT, "version": PLAN_VERSION, "plan": asdict(self)}
+        return PLAN.wrap(asdict(self))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PlanRecord:
-        if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
-            raise ProfileFormatError("not a memgauge plan record")
-        version = data.get("version")
-        if not isinstance(version, int) or version < 1:
-            raise ProfileFormatError(f"plan record version {version!r} is not one memgauge writes")
-        if version > PLAN_VERSION:
-            raise ProfileFormatError(
-                f"plan record version {version} is newer than this memgauge reads "
-                f"({PLAN_VERSION}): upgrade memgauge"
-            )
-        plan = dict(data["plan"])
+        plan = PLAN.open(data)[1]
         dist = plan.get("distribution")
         copies = plan.get("max_copies")
         return cls(

@@ -3,7 +3,8 @@
 It is the seam between capture and everything after it: capture builds one, analyses and renderers
 only read one. Plain data only (numbers, strings, lists), so ``to_dict`` is ``json.dumps``-ready and
 ``from_dict(to_dict(p)) == p``. The schema is documented in ``docs/profile-schema.md`` and
-``docs/profile.schema.json``; bump ``SCHEMA_VERSION`` on any incompatible change.
+``docs/profile.schema.json``; it is written in the envelope every record has (``_envelope.py``),
+whose version is bumped by any change of layout.
 """
 
 from __future__ import annotations
@@ -16,19 +17,20 @@ from typing import Any
 
 from memgauge._errors import ProfileFormatError
 from memgauge._files import write_output
+from memgauge.model._envelope import PROFILE
 from memgauge.model._gpu import GpuDevice
 from memgauge.model._overhead import Overhead
 from memgauge.model._peak import Attribution, Peak
 from memgauge.model._torch import TorchMemory
 from memgauge.model._training import Training
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = PROFILE.version
 # versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty, a
 # v2 one (before enforced limits) without exit.stopped_by, a v3 one (before program metrics) without
 # metrics, a v4 one (before capture warnings) without warnings, a v5 one (before what a container
 # needs) without peak.needs_* and peak.page_cache_bytes, a v6 one (before memgauge's own cost)
-# without overhead
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+# without overhead; v1-v7 named their version "schema_version", v8 is the envelope's header
+READABLE_VERSIONS = tuple(range(1, SCHEMA_VERSION + 1))
 # in peak.notes when sampling missed part of the tree, so error_bound_bytes bounds nothing
 UNBOUNDED_NOTE = "some processes were seen in a sampled sum but have no record: the error bound is unknown"
 
@@ -278,11 +280,13 @@ class Profile:
     training: Training | None = None
     # what measuring cost: memgauge's steps around the program, its own CPU; None: not measured
     overhead: Overhead | None = None
+    # the version of the layout this object is in: always the current one (an older record reads
+    # into it); written as the envelope's "version"
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        # schema_version first: readers look at it before anything else
+        del data["schema_version"]
         # optional: absent when empty, so profiles without them read and write as before
         for name in ("torch", "held_at_exit", "leak_note", "gpu", "training", "overhead"):
             if not data.get(name):
@@ -295,7 +299,7 @@ class Profile:
             for name in PHASE_IO:
                 if phase.get(name) is None:
                     phase.pop(name, None)
-        return {"schema_version": data.pop("schema_version"), **data}
+        return PROFILE.wrap(data)
 
     def to_json(self, *, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
@@ -306,15 +310,8 @@ class Profile:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Profile:
-        if not isinstance(data, dict) or "schema_version" not in data:
-            raise ProfileFormatError("not a memgauge profile (no schema_version)")
-        version = data["schema_version"]
-        if type(version) is not int or version not in READABLE_VERSIONS:
-            raise ProfileFormatError(
-                f"profile schema_version {version!r} is not supported "
-                f"(this memgauge reads {', '.join(map(str, READABLE_VERSIONS))})"
-            )
-        unknown = set(data) - {f.name for f in fields(cls)}
+        data = PROFILE.open(data)[1]
+        unknown = set(data) - {f.name for f in fields(cls)} - {"schema_version"}
         if unknown:
             raise ProfileFormatError(f"malformed memgauge profile: unknown fields {sorted(unknown)}")
         try:

@@ -18,8 +18,7 @@ from typing import Any
 
 from memgauge._errors import ProfileFormatError
 from memgauge._files import write_output
-
-SWEEP_FORMAT = 1
+from memgauge.model._envelope import SWEEP
 
 Value = int | float | str
 
@@ -129,15 +128,13 @@ class SweepResult:
     points: list[Point] = field(default_factory=list)
     complete: bool = True
     confirmations: list[Confirmation] = field(default_factory=list)
-    format: int = SWEEP_FORMAT
 
     def varied(self) -> list[str]:
         """Parameters with more than one value."""
         return [name for name, values in self.params.items() if len(values) > 1]
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        return {"memgauge_sweep": data.pop("format"), **data}
+        return SWEEP.wrap(asdict(self))
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1, allow_nan=False)
@@ -149,8 +146,7 @@ class SweepResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SweepResult:
-        if not isinstance(data, dict) or data.get("memgauge_sweep") != SWEEP_FORMAT:
-            raise ProfileFormatError("not a memgauge sweep record (memgauge_sweep: 1)")
+        data = SWEEP.open(data)[1]
         try:
             return cls(
                 command=list(data["command"]),

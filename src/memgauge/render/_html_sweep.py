@@ -23,7 +23,7 @@ from memgauge.analysis import (
     share_rows,
     top_phases,
 )
-from memgauge.model import SweepResult
+from memgauge.model import SWEEP, SweepResult
 from memgauge.render._format import DASH, esc, format_number, percent
 from memgauge.render._html_page import NA, Cell, Part, Sections, capped, cards, items, nbytes, page, seconds
 from memgauge.render._html_sweep_charts import KINDS, MAX_CHARTS, canvases, charts
@@ -194,7 +194,7 @@ class HtmlSweepRenderer:
             by_kind[chart["kind"]].append(chart)
         nav, sections = SECTIONS.build(SweepView(analysis, by_kind, self.max_rows))
         command = shlex.join(r.command)
-        footer = f"memgauge {esc(r.memgauge_version)} · sweep record format {r.format}"
+        footer = f"memgauge {esc(r.memgauge_version)} · sweep record version {SWEEP.version}"
         if r.started_at:
             footer += f" · started {esc(r.started_at)}"
         body = (
