@@ -14,29 +14,25 @@ if TYPE_CHECKING:
     from memgauge.analysis._compare_rows import has_values, ran_repeatedly
     from memgauge.analysis._data_movement import data_movement_figures, sent_rates, summarize_copies
     from memgauge.analysis._gpu import (
-        GpuGap,
-        GpuLayer,
         GpuReconciliation,
         gpu_budget_figure,
         gpu_phase_figure,
         gpu_reconciliation,
         no_gpu_line,
-        reconcile_device,
     )
-    from memgauge.analysis._gpu_lines import LineGpu, LineSpan, gpu_time_per_line
-    from memgauge.analysis._gpu_snapshot import GpuSnapshotPeak, gpu_snapshot_peak
+    from memgauge.analysis._gpu_lines import LineSpan, gpu_time_per_line
+    from memgauge.analysis._gpu_snapshot import gpu_snapshot_peak
     from memgauge.analysis._growth import Fit, Growth, select_law
-    from memgauge.analysis._imports import ImportOrder, ImportTotals, import_totals, top_imports
+    from memgauge.analysis._imports import ImportTotals, import_totals, top_imports
     from memgauge.analysis._leaks import (
         LEAK_MIN_SPAN_SECONDS,
-        LeakFit,
         callers_in,
         is_import_line,
         leak_suspects,
     )
-    from memgauge.analysis._lines import LineRow, contention_share, inherited_note, short_path, top_lines
+    from memgauge.analysis._lines import contention_share, inherited_note, short_path, top_lines
     from memgauge.analysis._machines import MachineChoice, Shape, WorkerLaws, choose_machines, worker_laws
-    from memgauge.analysis._overhead import OverheadSummary, overhead_summary
+    from memgauge.analysis._overhead import overhead_summary
     from memgauge.analysis._plan import (
         PlanInput,
         aligned_offsets,
@@ -46,7 +42,7 @@ if TYPE_CHECKING:
         plan_input,
         worst_case,
     )
-    from memgauge.analysis._plan_build import RULES, Admission, admit, build_plan, max_copies
+    from memgauge.analysis._plan_build import Admission, admit, build_plan, max_copies
     from memgauge.analysis._plan_sim import simulate, wilson_interval
     from memgauge.analysis._predict import Prediction
     from memgauge.analysis._remedies import (
@@ -58,7 +54,6 @@ if TYPE_CHECKING:
         RemedyTable,
         gpu_prediction,
         largest_under,
-        median_step_seconds,
         remedy_table,
     )
     from memgauge.analysis._report_rows import (
@@ -72,8 +67,6 @@ if TYPE_CHECKING:
     from memgauge.analysis._rollups import Rollup, rollup
     from memgauge.analysis._scaling import Scaling
     from memgauge.analysis._summary import (
-        PhaseRow,
-        PhaseTotal,
         exit_text,
         phase_rows,
         phase_totals,
@@ -98,18 +91,9 @@ if TYPE_CHECKING:
     from memgauge.analysis._sweep_series import is_numeric, series, sizes
     from memgauge.analysis._sweep_shares import PhaseShares
     from memgauge.analysis._torch import (
-        ModuleRow,
-        RoleComparison,
-        RoleRow,
         StepLeak,
-        StepRow,
         TensorDiff,
-        TensorGroup,
-        TorchSummary,
-        compare_torch_roles,
         diff_tensors,
-        torch_modules,
-        torch_roles,
         torch_step_leak,
         torch_steps,
         torch_summary,
@@ -119,21 +103,17 @@ if TYPE_CHECKING:
         summarize_training,
         training_figures,
         training_loop,
-        training_verdict,
         unfollowed_frameworks,
         warmup_steps,
     )
-    from memgauge.analysis._training_compare import Speedup, TrainingComparison, TrainingComparisonRow
     from memgauge.analysis._training_cpu import (
-        CPU_SATURATED,
-        TrainingCpuLine,
         training_cpu_lines,
         training_cpu_sentence,
         with_cpu,
     )
-    from memgauge.analysis._training_gpu import GPU_BUSY, with_gpu
+    from memgauge.analysis._training_gpu import with_gpu
     from memgauge.analysis._training_io import PhaseIo, phase_io
-    from memgauge.analysis._training_peaks import DevicePeak, known_peak
+    from memgauge.analysis._training_peaks import known_peak
 
 
 _NAMES = {
@@ -149,24 +129,18 @@ _NAMES = {
     "kernel_bytes_per_group": "_plan",
     "plan_input": "_plan",
     "worst_case": "_plan",
-    "RULES": "_plan_build",
     "Admission": "_plan_build",
     "admit": "_plan_build",
     "build_plan": "_plan_build",
     "max_copies": "_plan_build",
     "simulate": "_plan_sim",
     "wilson_interval": "_plan_sim",
-    "OverheadSummary": "_overhead",
     "overhead_summary": "_overhead",
-    "CPU_SATURATED": "_training_cpu",
-    "TrainingCpuLine": "_training_cpu",
     "training_cpu_lines": "_training_cpu",
     "training_cpu_sentence": "_training_cpu",
     "with_cpu": "_training_cpu",
-    "GPU_BUSY": "_training_gpu",
     "with_gpu": "_training_gpu",
     "LEAK_MIN_SPAN_SECONDS": "_leaks",
-    "LeakFit": "_leaks",
     "callers_in": "_leaks",
     "leak_suspects": "_leaks",
     "OVERHEADS_TOTAL": "_remedies",
@@ -177,7 +151,6 @@ _NAMES = {
     "RemedyTable": "_remedies",
     "gpu_prediction": "_remedies",
     "largest_under": "_remedies",
-    "median_step_seconds": "_remedies",
     "remedy_table": "_remedies",
     "Advice": "_advice",
     "Evidence": "_advice",
@@ -190,54 +163,35 @@ _NAMES = {
     "LineComparison": "_compare",
     "PhaseComparison": "_compare",
     "compare": "_compare",
-    "DevicePeak": "_training_peaks",
     "known_peak": "_training_peaks",
     "Fit": "_growth",
     "Growth": "_growth",
     "select_law": "_growth",
-    "GpuGap": "_gpu",
-    "GpuLayer": "_gpu",
     "GpuReconciliation": "_gpu",
     "gpu_budget_figure": "_gpu",
     "gpu_phase_figure": "_gpu",
     "gpu_reconciliation": "_gpu",
     "no_gpu_line": "_gpu",
-    "reconcile_device": "_gpu",
-    "GpuSnapshotPeak": "_gpu_snapshot",
     "gpu_snapshot_peak": "_gpu_snapshot",
     "GrowthRow": "_sweep_laws",
     "PredictionRow": "_sweep_laws",
-    "ImportOrder": "_imports",
     "ImportTotals": "_imports",
     "import_totals": "_imports",
     "top_imports": "_imports",
-    "LineGpu": "_gpu_lines",
     "LineSpan": "_gpu_lines",
     "gpu_time_per_line": "_gpu_lines",
-    "LineRow": "_lines",
     "contention_share": "_lines",
     "short_path": "_lines",
     "inherited_note": "_lines",
     "top_lines": "_lines",
-    "ModuleRow": "_torch",
-    "RoleComparison": "_torch",
-    "RoleRow": "_torch",
     "StepLeak": "_torch",
-    "StepRow": "_torch",
     "TensorDiff": "_torch",
-    "TensorGroup": "_torch",
-    "TorchSummary": "_torch",
-    "compare_torch_roles": "_torch",
     "diff_tensors": "_torch",
-    "torch_modules": "_torch",
-    "torch_roles": "_torch",
     "torch_step_leak": "_torch",
     "torch_steps": "_torch",
     "torch_summary": "_torch",
     "PhaseIo": "_training_io",
     "phase_io": "_training_io",
-    "PhaseRow": "_summary",
-    "PhaseTotal": "_summary",
     "exit_text": "_summary",
     "phase_rows": "_summary",
     "phase_totals": "_summary",
@@ -251,15 +205,11 @@ _NAMES = {
     "Scaling": "_scaling",
     "ScalingRow": "_sweep_scaling",
     "workers_param": "_sweep_scaling",
-    "Speedup": "_training_compare",
-    "TrainingComparison": "_training_compare",
-    "TrainingComparisonRow": "_training_compare",
     "SweepAnalysis": "_sweep",
     "analyze": "_sweep",
     "TrainingFigure": "_training",
     "summarize_training": "_training",
     "training_figures": "_training",
-    "training_verdict": "_training",
     "training_loop": "_training",
     "unfollowed_frameworks": "_training",
     "warmup_steps": "_training",
@@ -288,41 +238,26 @@ _NAMES = {
 }
 
 __all__ = [
-    "CPU_SATURATED",
-    "GPU_BUSY",
     "LEAK_MIN_SPAN_SECONDS",
     "OVERHEADS_TOTAL",
-    "RULES",
     "Admission",
     "Advice",
     "BudgetRow",
     "Comparison",
     "ComparisonRow",
-    "DevicePeak",
     "Evidence",
     "Fit",
-    "GpuGap",
-    "GpuLayer",
     "GpuPrediction",
     "GpuReconciliation",
-    "GpuSnapshotPeak",
     "Growth",
     "GrowthRow",
-    "ImportOrder",
     "ImportTotals",
-    "LeakFit",
     "LineComparison",
-    "LineGpu",
-    "LineRow",
     "LineSpan",
     "MachineChoice",
-    "ModuleRow",
-    "OverheadSummary",
     "PhaseComparison",
     "PhaseIo",
-    "PhaseRow",
     "PhaseShares",
-    "PhaseTotal",
     "PlanInput",
     "PredictedStep",
     "Prediction",
@@ -330,22 +265,13 @@ __all__ = [
     "RemedyMeasure",
     "RemedyRow",
     "RemedyTable",
-    "RoleComparison",
-    "RoleRow",
     "Rollup",
     "Scaling",
     "ScalingRow",
     "Shape",
-    "Speedup",
     "StepLeak",
-    "StepRow",
     "SweepAnalysis",
     "TensorDiff",
-    "TensorGroup",
-    "TorchSummary",
-    "TrainingComparison",
-    "TrainingComparisonRow",
-    "TrainingCpuLine",
     "TrainingFigure",
     "WorkerLaws",
     "admit",
@@ -358,7 +284,6 @@ __all__ = [
     "choose_machines",
     "combined_peak",
     "compare",
-    "compare_torch_roles",
     "contention_share",
     "copies_of",
     "cpu_cores",
@@ -387,7 +312,6 @@ __all__ = [
     "limit_share",
     "longest_phases",
     "max_copies",
-    "median_step_seconds",
     "no_gpu_line",
     "overhead_summary",
     "phase_io",
@@ -397,7 +321,6 @@ __all__ = [
     "plan_input",
     "points_measured",
     "ran_repeatedly",
-    "reconcile_device",
     "remedy_table",
     "rollup",
     "run_metrics",
@@ -417,8 +340,6 @@ __all__ = [
     "top_lines",
     "top_phases",
     "top_processes",
-    "torch_modules",
-    "torch_roles",
     "torch_step_leak",
     "torch_steps",
     "torch_summary",
@@ -426,7 +347,6 @@ __all__ = [
     "training_cpu_sentence",
     "training_figures",
     "training_loop",
-    "training_verdict",
     "unfollowed_frameworks",
     "waiting_lines",
     "warmup_steps",

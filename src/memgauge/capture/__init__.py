@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from memgauge.capture._knobs import top_level_assignments
     from memgauge.capture._knobs_read import knobs_request, read_knobs
     from memgauge.capture._lines_join import join_outside_lines
-    from memgauge.capture._lines_read import LineData, RetainedSeries, read_lines, source_line
+    from memgauge.capture._lines_read import LineData, read_lines, source_line
     from memgauge.capture._phases import (
         ClosedPhase,
         OpenPhase,
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
         orphaned_entries,
         parse_high_water,
         parse_stat,
-        read_children,
         read_cmdline,
         read_stat,
         scan_ppids,
@@ -57,7 +56,6 @@ if TYPE_CHECKING:
     from memgauge.capture._program import program_environment
     from memgauge.capture._protocols import MemorySource
     from memgauge.capture._record import listen_metrics, metrics_from_events, record, unlisten_metrics
-    from memgauge.capture._remedies_env import HOOKED_REMEDIES
     from memgauge.capture._sample_keys import BEFORE_KEY
     from memgauge.capture._sampler import Sampler
     from memgauge.capture._sampling import (
@@ -83,7 +81,6 @@ if TYPE_CHECKING:
         EV_ERROR,
         EV_EXIT,
         EV_HWM_RESET,
-        EV_METRIC,
         EV_PHASE_END,
         EV_PHASE_START,
         MODULE_NOT_FOUND,
@@ -109,10 +106,8 @@ _NAMES = {
     "EV_ERROR": "_wire",
     "EV_EXIT": "_wire",
     "EV_HWM_RESET": "_wire",
-    "EV_METRIC": "_wire",
     "EV_PHASE_END": "_wire",
     "EV_PHASE_START": "_wire",
-    "HOOKED_REMEDIES": "_remedies_env",
     "GpuLog": "_gpu",
     "install_cap": "_gpu_cap",
     "ScriptedCudaSource": "_gpu",
@@ -154,13 +149,11 @@ _NAMES = {
     "ProcSelfSource": "_phases",
     "program_environment": "_program",
     "read_allocations": "_alloc_read",
-    "read_children": "_procfs",
     "read_cmdline": "_procfs",
     "read_events": "_events_read",
     "read_lines": "_lines_read",
     "read_stat": "_procfs",
     "record": "_record",
-    "RetainedSeries": "_lines_read",
     "Sampler": "_sampler",
     "scan_ppids": "_procfs",
     "set_tracker": "_phases",
@@ -178,10 +171,8 @@ __all__ = [
     "EV_ERROR",
     "EV_EXIT",
     "EV_HWM_RESET",
-    "EV_METRIC",
     "EV_PHASE_END",
     "EV_PHASE_START",
-    "HOOKED_REMEDIES",
     "INSIDE_MARK",
     "MODULE_NOT_FOUND",
     "OUTSIDE_MARK",
@@ -198,7 +189,6 @@ __all__ = [
     "OpenPhase",
     "PhaseTracker",
     "ProcSelfSource",
-    "RetainedSeries",
     "Sampler",
     "ScriptedCudaSource",
     "StatSample",
@@ -223,7 +213,6 @@ __all__ = [
     "phase",
     "program_environment",
     "read_allocations",
-    "read_children",
     "read_cmdline",
     "read_events",
     "read_gpu_records",

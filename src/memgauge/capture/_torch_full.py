@@ -12,10 +12,10 @@ from memgauge.capture._torch_oom import is_oom
 from memgauge.capture._torch_track import OTHER, TEMPORARIES
 
 if TYPE_CHECKING:
-    from memgauge.capture._torch_hooks import Hooks
+    from memgauge.capture._torch_points import HookPoints
 
 
-def full_mode(hooks: Hooks) -> TorchDispatchMode:
+def full_mode(hooks: HookPoints) -> TorchDispatchMode:
     tracker = hooks.tracker
 
     class CountEveryOutput(TorchDispatchMode):  # type: ignore[no-untyped-call]

@@ -23,7 +23,7 @@ from memgauge.capture._torch_compat import hidden
 from memgauge.capture._torch_track import OPTIMIZER_STATE
 
 if TYPE_CHECKING:
-    from memgauge.capture._torch_hooks import Hooks
+    from memgauge.capture._torch_points import HookPoints
 
 _wrapped: list[tuple[Any, Any]] = []  # (BaseOptimizer, its own apply)
 
@@ -32,7 +32,7 @@ def is_keras(module: object) -> bool:
     return str(type(module).__module__).startswith("keras.")
 
 
-def connect(hooks: Hooks) -> None:
+def connect(hooks: HookPoints) -> None:
     """Wrap Keras's optimizer update (once per process; nothing where Keras is not loaded)."""
     base = sys.modules.get("keras.src.optimizers.base_optimizer")
     cls = getattr(base, "BaseOptimizer", None)
@@ -75,7 +75,7 @@ def _values(variables: Any) -> list[Any]:
     return out
 
 
-def before(hooks: Hooks, optimizer: Any, variables: Any) -> None:
+def before(hooks: HookPoints, optimizer: Any, variables: Any) -> None:
     tracker = hooks.tracker
     if tracker.before_optimizer is not None:
         tracker.before_optimizer()
@@ -91,7 +91,7 @@ def before(hooks: Hooks, optimizer: Any, variables: Any) -> None:
             hooks.gradient(p, p.grad)
 
 
-def after(hooks: Hooks, optimizer: Any) -> None:
+def after(hooks: HookPoints, optimizer: Any) -> None:
     tracker = hooks.tracker
     if tracker.tracking:
         seen = hooks.states

@@ -25,10 +25,11 @@ if TYPE_CHECKING:
         trial_of,
     )
     from memgauge.runner._inprocess import profile
+    from memgauge.runner._options import RunOptions
     from memgauge.runner._overhead import process_started
-    from memgauge.runner._runner import RunOptions, run_program
+    from memgauge.runner._runner import run_program
     from memgauge.runner._target import Target, parse_target
-    from memgauge.runner._together import TogetherRun, run_together
+    from memgauge.runner._together import run_together
 
 _NAMES = {
     "default_roots": "_fit",
@@ -45,9 +46,8 @@ _NAMES = {
     "process_started": "_overhead",
     "profile": "_inprocess",
     "run_program": "_runner",
-    "RunOptions": "_runner",
+    "RunOptions": "_options",
     "Target": "_target",
-    "TogetherRun": "_together",
     "run_together": "_together",
 }
 __all__ = [
@@ -56,7 +56,6 @@ __all__ = [
     "Proof",
     "RunOptions",
     "Target",
-    "TogetherRun",
     "Trial",
     "default_roots",
     "evict_page_cache",

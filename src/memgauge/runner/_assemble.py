@@ -57,7 +57,7 @@ from memgauge.watcher import (
 )
 
 if TYPE_CHECKING:
-    from memgauge.runner._runner import RunOptions
+    from memgauge.runner._options import RunOptions
     from memgauge.watcher import NvmlSamples
 from memgauge.runner._assemble_gpu import add_gpu_time, gpu_of
 from memgauge.runner._target import Target

@@ -23,7 +23,8 @@ import sys
 from dataclasses import dataclass, field
 
 from memgauge.isolation import HardLimits
-from memgauge.runner._runner import RunOptions, run_program
+from memgauge.runner._options import RunOptions
+from memgauge.runner._runner import run_program
 from memgauge.runner._target import Target
 
 TYPE_CHECKING = False

@@ -3,9 +3,9 @@
 
 from memgauge.sweep._choose import make_engine
 from memgauge.sweep._engine import Engine, JobHandle, LocalEngine
-from memgauge.sweep._fit import SearchResult, non_monotonic, search
-from memgauge.sweep._fit_knobs import check_reached, program_value, unreached
-from memgauge.sweep._fit_run import FIT_METRICS, FitPlan, figures_of, first_value, fit
+from memgauge.sweep._fit import non_monotonic, search
+from memgauge.sweep._fit_knobs import program_value
+from memgauge.sweep._fit_run import FitPlan, figures_of, first_value, fit
 from memgauge.sweep._job import Job, JobResult, Resources, execute_job
 from memgauge.sweep._params import check_templates, expand, grid, parse_params, parse_predict
 from memgauge.sweep._predict_fit import predict_gpu, predict_step
@@ -13,7 +13,6 @@ from memgauge.sweep._remedies import REMEDIES, RemedyPlan, parse_remedies, run_r
 from memgauge.sweep._sweep import SweepPlan, SweepProgress, confirm, point_label, run_sweep
 
 __all__ = [
-    "FIT_METRICS",
     "REMEDIES",
     "Engine",
     "FitPlan",
@@ -23,10 +22,8 @@ __all__ = [
     "LocalEngine",
     "RemedyPlan",
     "Resources",
-    "SearchResult",
     "SweepPlan",
     "SweepProgress",
-    "check_reached",
     "check_templates",
     "confirm",
     "execute_job",
@@ -47,5 +44,4 @@ __all__ = [
     "run_remedies",
     "run_sweep",
     "search",
-    "unreached",
 ]

@@ -17,14 +17,11 @@ if TYPE_CHECKING:
     from memgauge.watcher._cgroup_host import PREFIX, CgroupHost, current_host
     from memgauge.watcher._cgroup_pids import PidsGroup, create_pids_group
     from memgauge.watcher._cmdline import user_cmdline
-    from memgauge.watcher._cpu_group import CpuGroup, create_cpu_group
+    from memgauge.watcher._cpu_group import create_cpu_group
     from memgauge.watcher._descendants import Descendants
     from memgauge.watcher._environment import machine_environment
     from memgauge.watcher._nvml import (
         NvmlDevice,
-        NvmlReading,
-        NvmlSource,
-        PynvmlSource,
         ScriptedNvmlSource,
         open_nvml,
     )
@@ -38,16 +35,12 @@ _NAMES = {
     "CgroupHost": "_cgroup_host",
     "current_host": "_cgroup_host",
     "memory_limit": "_cgroup",
-    "CpuGroup": "_cpu_group",
     "create_cpu_group": "_cpu_group",
     "create_memory_group": "_cgroup",
     "create_pids_group": "_cgroup_pids",
     "Descendants": "_descendants",
     "machine_environment": "_environment",
     "NvmlDevice": "_nvml",
-    "NvmlReading": "_nvml",
-    "NvmlSource": "_nvml",
-    "PynvmlSource": "_nvml",
     "ScriptedNvmlSource": "_nvml",
     "open_nvml": "_nvml",
     "NvmlDeviceSamples": "_nvml_sampler",
@@ -70,18 +63,14 @@ _NAMES = {
 __all__ = [
     "PREFIX",
     "CgroupHost",
-    "CpuGroup",
     "Descendants",
     "MemoryGroup",
     "NvmlDevice",
     "NvmlDeviceSamples",
-    "NvmlReading",
     "NvmlSampler",
     "NvmlSamples",
-    "NvmlSource",
     "OutsideLines",
     "PidsGroup",
-    "PynvmlSource",
     "ScriptedNvmlSource",
     "TimelineBuilder",
     "TreeNeeds",
