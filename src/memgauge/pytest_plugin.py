@@ -273,7 +273,8 @@ def _judge(
         "nodeid": item.nodeid,
         # "unmeasured": nothing failed, but a limit could not be measured and that was not allowed
         "status": "pass" if verdict.ok else "unmeasured" if verdict.unjudged else "fail",
-        "rss_bytes": grown.peak.resident_bytes,
+        # the figure the rss limit judged (Peak.headline_bytes), as every report gives it
+        "rss_bytes": grown.peak.headline_bytes,
         "tree_peak_bytes": profile.peak.resident_bytes,
         "start_bytes": start_tree,
         "wall_seconds": profile.wall_seconds,

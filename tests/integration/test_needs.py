@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from memgauge.model import Profile
+from memgauge.gate import judge, parse_budget
+from memgauge.model import Profile, load_profile, load_sweep
 from memgauge.runner import RunOptions, Target, default_roots, evict_page_cache, run_program
 from memgauge.runner._fit import trial
+from memgauge.sweep import figures_of
 from memgauge.watcher import create_memory_group
 from tests.conftest import MIB, PROGRAMS
 
@@ -103,3 +105,42 @@ def test_the_rss_budget_judges_what_it_needs_mapped_files_included(tmp_path: Pat
     assert r.returncode == 1 and rss["status"] == "fail", (r.stderr, verdict)
     peak = json.loads(profile.read_text())["peak"]
     assert rss["measured"] == peak["needs_bytes"] >= 96 * MIB
+
+
+def test_check_fit_and_sweep_give_a_run_one_memory_figure(tmp_path: Path) -> None:
+    # 96 MiB mapped from page cache: the group is charged little of it, a container needs all of
+    # it. A sweep's memory, fit's rss figure and check's rss all judge the need, never the charge
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"\x07" * (96 * MIB))
+    record, saved = tmp_path / "sweep.json", tmp_path / "runs"
+    program = [str(PROGRAMS / "needs_mapped.py"), "--param", "N=1", "--json", str(record)]
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memgauge",
+            "sweep",
+            *program,
+            "--save",
+            str(saved),
+            "-q",
+            "--",
+            str(data),
+            "{N}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    (run,) = load_sweep(record).points[0].runs
+    (path,) = saved.glob("*.json")
+    profile = load_profile(path)
+    peak = profile.peak
+    assert peak.needs_bytes >= 96 * MIB and peak.resident_bytes < peak.needs_bytes - 48 * MIB, peak
+    (rss,) = judge(profile, parse_budget("rss=1GiB")).results
+    assert (
+        run.value("rss") == figures_of(profile)["rss"] == rss.measured == peak.needs_bytes == run.needs_bytes
+    )
+    assert run.rss_bytes == peak.resident_bytes  # kept beside it

@@ -16,6 +16,7 @@ pytest.importorskip("sqlalchemy")
 from memgauge._errors import UsageError
 from memgauge.service import _store as store
 from memgauge.service._db import Database, database_url, migrate, open_database
+from tests.conftest import MIB
 from tests.service_server import postgres_database
 
 
@@ -99,6 +100,42 @@ def test_stored_verdicts_from_before_the_envelope_get_its_header_and_read_the_sa
             text("SELECT verdict_json FROM submissions WHERE id = :i"), {"i": subs[0]}
         ).scalar()
     assert json.loads(back) == verdict
+    migrate(db.engine)
+
+
+def test_stored_submissions_get_the_runs_one_memory_figure(db: Database) -> None:
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import text
+
+    from memgauge.service._db import MIGRATIONS
+
+    token, _ = store.create_token(db, "t", "submitter")
+    old, before_needs, unreadable = (store.add_submission(db, _new(token.id, n)).id for n in range(3))
+    peak = {"resident_bytes": 150 * MIB, "needs_bytes": 200 * MIB}
+    rows = {
+        old: (json.dumps({"peak": peak}), 150 * MIB),  # judged before: the resident peak stored
+        before_needs: (json.dumps({"peak": {**peak, "needs_bytes": 0}}), 150 * MIB),  # a v5 profile
+        unreadable: ("{", 7),
+    }
+    config = Config()
+    config.set_main_option("script_location", MIGRATIONS)
+    with db.engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0005_verdict_envelope")
+        for sub_id, (profile, figure) in rows.items():
+            conn.execute(
+                text("UPDATE submissions SET profile = :p, peak_rss_bytes = :f WHERE id = :i"),
+                {"p": profile, "f": figure, "i": sub_id},
+            )
+    migrate(db.engine)
+    stored = {i: getattr(store.get_submission(db, i), "peak_rss_bytes", None) for i in rows}
+    assert stored == {old: 200 * MIB, before_needs: 150 * MIB, unreadable: 7}
+    with db.engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0005_verdict_envelope")
+        back = conn.execute(text("SELECT peak_rss_bytes FROM submissions WHERE id = :i"), {"i": old}).scalar()
+    assert back == 150 * MIB
     migrate(db.engine)
 
 

@@ -274,7 +274,7 @@ def test_submission_page_frames_the_report(admin_tab: Tab, jobs: Jobs) -> None:
     assert "frame-ancestors 'self'" in r.headers["content-security-policy"]
     assert "sandbox allow-scripts" in r.headers["content-security-policy"]
     r = page.request.get(f"/ui/submissions/{sub['id']}/profile.json")
-    assert r.status == 200 and r.json()["peak"]["resident_bytes"] == sub["peak_rss_bytes"]
+    assert r.status == 200 and r.json()["peak"]["needs_bytes"] == sub["peak_rss_bytes"]
     assert "attachment" in r.headers["content-disposition"]
 
     # over budget: the limit, the sandbox's stop, no report frame needed to tell why

@@ -153,7 +153,7 @@ def test_an_old_header_cannot_name_a_version_of_the_envelope() -> None:
     with pytest.raises(ProfileFormatError, match="schema_version 8 is not a memgauge profile version"):
         PROFILE.open({"schema_version": 8})
     with pytest.raises(ProfileFormatError, match="newer than this memgauge reads"):
-        SWEEP.open({"memgauge_sweep": 3})
+        SWEEP.open({"memgauge_sweep": SWEEP.version + 1})
 
 
 if __name__ == "__main__":

@@ -73,7 +73,7 @@ def test_terminal_golden_workers(workers: SweepAnalysis) -> None:
 def test_terminal_shows_the_law_the_prediction_and_the_largest_size(analysis: SweepAnalysis) -> None:
     out = TerminalSweepRenderer(width=100).render(analysis)
     laws = _section(out, "growth laws")
-    rss = [line for line in laws if line.startswith("resident peak")]
+    rss = [line for line in laws if line.startswith("memory ")]
     assert len(rss) == 2 and all(re.search(r"\blinear\b", line) for line in rss), laws
     assert not any("quadratic" in line.split("(")[0] for line in rss)
     predictions = _section(out, "predictions at N=80,000")
@@ -153,7 +153,7 @@ def test_terminal_unsupported_prediction_is_marked_and_its_figure_bracketed() ->
     (row,) = [r for r in a.predictions if r.metric == "rss"]
     assert row.prediction is not None and not row.prediction.supported
     out = TerminalSweepRenderer(width=140).render(a)
-    line = next(ln for ln in out.splitlines() if ln.startswith("resident peak") and "not supported" in ln)
+    line = next(ln for ln in out.splitlines() if ln.startswith("memory ") and "not supported" in ln)
     assert f"({format_metric('rss', row.prediction.value)})" in line
     assert "not supported: N=2e+06 is 250x the largest size measured" in out
     assert re.search(r"\bok\b", line) is None
@@ -416,7 +416,7 @@ def test_html_with_an_unsupported_prediction_and_nothing_fitted() -> None:
 
 
 def test_metric_labels() -> None:
-    assert [metric_label(m) for m in ("rss", "wall", "cpu")] == ["resident peak", "wall time", "CPU time"]
+    assert [metric_label(m) for m in ("rss", "wall", "cpu")] == ["memory", "wall time", "CPU time"]
     assert metric_label("phase:load.peak") == "phase load: peak"
     assert metric_label("phase:load.seconds") == "phase load: time"
     assert metric_label("phase:a.b.peak") == "phase a.b: peak"

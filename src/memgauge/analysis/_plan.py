@@ -66,7 +66,7 @@ def plan_input(
     written before it: the resident peak); its timeline the tree's resident bytes, shifted so its
     largest sample equals the need (an empty timeline: the need for the whole run)."""
     peak = profile.peak
-    need = peak.needs_bytes or peak.resident_bytes
+    need = peak.headline_bytes
     kernel = kernel_bytes_per_group(cores, page_size)
     duration = max(profile.wall_seconds, 1e-3)
     tl = profile.timeline

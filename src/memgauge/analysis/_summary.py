@@ -109,6 +109,7 @@ def summarize(profile: Profile) -> RunSummary:
         ok=profile.exit.code == 0 and not profile.exit.stopped_by,
         exit=text,
         rss_bytes=profile.peak.resident_bytes,
+        needs_bytes=profile.peak.needs_bytes,
         wall_seconds=profile.wall_seconds,
         cpu_seconds=profile.cpu.user_seconds + profile.cpu.system_seconds,
         phases=phases,

@@ -108,7 +108,7 @@ def _phase_figure(profile: Profile, metric: str, phase: str) -> tuple[float | No
 def rss_figure(profile: Profile) -> int:
     """The figure a whole-run ``rss`` limit judges: what a container needs (``peak.needs_bytes``),
     else (a profile written before it) the tree's resident peak."""
-    return profile.peak.needs_bytes or profile.peak.resident_bytes
+    return profile.peak.headline_bytes
 
 
 # --- judging -----------------------------------------------------------------------------------

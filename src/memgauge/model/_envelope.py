@@ -29,10 +29,11 @@ does not read, with a warning in the profile.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from memgauge._errors import ProfileFormatError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "BUDGETS",
@@ -53,19 +54,27 @@ VERSION = "version"
 _PREFIX = "memgauge-"
 
 
-@dataclass(frozen=True)
 class RecordKind:
     """One kind of record: its name, the version this memgauge writes, and how the versions from
-    before the envelope named themselves."""
+    before the envelope named themselves. A plain class, not a dataclass: every ``memgauge run``
+    loads this module, and a dataclass's generated methods cost a millisecond to make."""
 
-    kind: str
-    version: int
-    # versions up to this one held their fields under the kind's name ({"fit": {...}})
-    nested_until: int = 0
-    # the key a record from before the envelope held its version in ("schema_version")
-    legacy_key: str = ""
-    # the version a record without any header reads as; 0: such a record is refused
-    headless: int = 0
+    __slots__ = ("headless", "kind", "legacy_key", "nested_until", "version")
+
+    def __init__(
+        self, kind: str, version: int, *, nested_until: int = 0, legacy_key: str = "", headless: int = 0
+    ) -> None:
+        self.kind = kind
+        self.version = version
+        # versions up to this one held their fields under the kind's name ({"fit": {...}})
+        self.nested_until = nested_until
+        # the key a record from before the envelope held its version in ("schema_version")
+        self.legacy_key = legacy_key
+        # the version a record without any header reads as; 0: such a record is refused
+        self.headless = headless
+
+    def __repr__(self) -> str:
+        return f"RecordKind({self.kind!r}, {self.version})"
 
     @property
     def format(self) -> str:
@@ -129,14 +138,15 @@ class RecordKind:
 
 # Version history, per kind (docs/records.md says what each version added):
 # profile  8: the envelope (1-7 named themselves "schema_version")
-# sweep    2: the envelope (1 was "memgauge_sweep": 1)
+# sweep    2: the envelope (1 was "memgauge_sweep": 1); 3: a run's needs_bytes, the rss metric
+#             where known (read as 0 from 1 and 2: the rss metric is then the resident peak)
 # fit      2: the envelope's flat fields (1 nested them under "fit" and gained tolerance, start and
 #             start_from without a bump; a version 1 record without them reads with their defaults)
 # plan     2: the envelope's flat fields (1 nested them under "plan")
 # verdict  2: the envelope (1 had no header)
 # machines 1, budgets 1: first versioned with the envelope
 PROFILE = RecordKind("profile", 8, legacy_key="schema_version")
-SWEEP = RecordKind("sweep", 2, legacy_key="memgauge_sweep")
+SWEEP = RecordKind("sweep", 3, legacy_key="memgauge_sweep")
 FIT = RecordKind("fit", 2, nested_until=1)
 PLAN = RecordKind("plan", 2, nested_until=1)
 VERDICT = RecordKind("verdict", 2, headless=1)

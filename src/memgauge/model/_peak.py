@@ -58,3 +58,10 @@ class Peak:
     notes: list[str] = field(default_factory=list)
     # the lines holding each process's resident peak, largest first (see docs/measurement.md)
     attribution: list[Attribution] = field(default_factory=list)
+
+    @property
+    def headline_bytes(self) -> int:
+        """The one memory figure of a run: what a container needs (``needs_bytes``), else (a
+        profile written before it) the tree's resident peak. Every report leads with it, a
+        whole-run ``rss`` budget judges it, in ``check``, ``fit``, ``sweep`` and the service alike."""
+        return self.needs_bytes or self.resident_bytes

@@ -35,7 +35,9 @@ class PhaseSummary:
 @dataclass
 class RunSummary:
     """One run of a point. ``ok``: the program ran and exited 0. ``error``: why it has no
-    measurement (memgauge could not run it), else None; a run that failed still has its figures."""
+    measurement (memgauge could not run it), else None; a run that failed still has its figures.
+    ``rss_bytes``: the tree's resident peak; ``needs_bytes``: what a container needs (0 in records
+    before version 3), which the ``rss`` metric is where known, as in every other report."""
 
     ok: bool
     exit: str
@@ -48,6 +50,7 @@ class RunSummary:
     profile_path: str | None = None
     host: str = ""
     output_tail: str = ""
+    needs_bytes: int = 0
 
     @property
     def measured(self) -> bool:
@@ -58,7 +61,7 @@ class RunSummary:
         if not self.measured:
             return None
         if metric == "rss":
-            return float(self.rss_bytes)
+            return float(self.needs_bytes or self.rss_bytes)
         if metric == "wall":
             return self.wall_seconds
         if metric == "cpu":
@@ -180,6 +183,7 @@ def _run(data: dict[str, Any]) -> RunSummary:
     # deep in a fit, as an internal error
     figures = {
         "rss_bytes": data.get("rss_bytes", 0),
+        "needs_bytes": data.get("needs_bytes", 0),
         "wall_seconds": data.get("wall_seconds", 0.0),
         "cpu_seconds": data.get("cpu_seconds", 0.0),
         **{f"metrics.{k}": v for k, v in dict(data.get("metrics", {})).items()},

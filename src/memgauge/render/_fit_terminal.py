@@ -7,7 +7,7 @@ from memgauge.render._format import format_figure, percent
 
 # what each fit metric measures (the limits of ``sweep.FIT_METRICS``)
 UNITS = {"rss": "bytes", "gpu": "bytes", "wall": "seconds", "step": "seconds"}
-LABELS = {"rss": "rss peak", "gpu": "GPU peak", "wall": "wall", "step": "step (median)"}
+LABELS = {"rss": "container needs", "gpu": "GPU peak", "wall": "wall", "step": "step (median)"}
 
 
 def figure(metric: str, value: float | None) -> str:

@@ -15,9 +15,10 @@ KNEE_NOTE = "← knee: adding workers beyond this stops paying"
 
 
 def metric_label(metric: str) -> str:
-    """``rss`` -> "resident peak", ``phase:load.peak`` -> "phase load: peak", ``metric:items`` ->
-    "items", ``throughput:items`` -> "items/s"."""
-    fixed = {"rss": "resident peak", "wall": "wall time", "cpu": "CPU time"}
+    """``rss`` -> "memory" (the run's one memory figure, what a container needs: ``RunSummary``),
+    ``phase:load.peak`` -> "phase load: peak", ``metric:items`` -> "items", ``throughput:items``
+    -> "items/s"."""
+    fixed = {"rss": "memory", "wall": "wall time", "cpu": "CPU time"}
     if metric in fixed:
         return fixed[metric]
     kind, _, rest = metric.partition(":")

@@ -42,7 +42,8 @@ def outcome_values(sub: Submission, result: JobResult) -> dict[str, Any]:
     values.update(
         profile=json.dumps(result.profile, allow_nan=False),
         verdict_json=json.dumps(verdict_json(verdict), allow_nan=False),
-        peak_rss_bytes=profile.peak.resident_bytes,
+        # the run's one memory figure, the one its verdict's rss judged (docs/records.md)
+        peak_rss_bytes=profile.peak.headline_bytes,
         wall_seconds=profile.wall_seconds,
         exit_code=profile.exit.code,
     )

@@ -216,7 +216,10 @@ class SubmissionOut(BaseModel):
     started_at: dt.datetime | None
     finished_at: dt.datetime | None
     attempts: int
-    peak_rss_bytes: int | None
+    peak_rss_bytes: int | None = Field(
+        description="the run's memory figure, the one its verdict's rss limit judged: what a container needs "
+        "(the profile's peak.needs_bytes; its resident peak where that was not measured)"
+    )
     wall_seconds: float | None
     exit_code: int | None
     sandbox: dict[str, Any] | None = Field(

@@ -73,10 +73,11 @@ class FitPlan:
 
 
 def figures_of(profile: Profile) -> dict[str, float]:
-    """The figure of each fit metric that ``profile`` measured: ``gpu`` the largest device's
+    """The figure of each fit metric that ``profile`` measured: ``rss`` what a container needs, as
+    ``memgauge check`` judges it (``Peak.headline_bytes``), ``gpu`` the largest device's
     process use (the allocator's reserve where the process's is unknown), ``step`` the median
     time of the training steps."""
-    out: dict[str, float] = {"rss": float(profile.peak.resident_bytes), "wall": profile.wall_seconds}
+    out: dict[str, float] = {"rss": float(profile.peak.headline_bytes), "wall": profile.wall_seconds}
     gpu = [d.process_peak or d.reserved_peak for d in profile.gpu]
     known = [g for g in gpu if g is not None]
     if known:

@@ -235,7 +235,7 @@ class Progress:
         what = f"{point_label(p.params)}: " + (
             p.run.error
             if p.run.error
-            else f"{format_bytes(p.run.rss_bytes)}, {format_seconds(p.run.wall_seconds)}"
+            else f"{format_bytes(p.run.needs_bytes or p.run.rss_bytes)}, {format_seconds(p.run.wall_seconds)}"
         )
         if not p.run.ok and not p.run.error:
             what += f" ({p.run.exit})"

@@ -254,7 +254,7 @@ def _print_result(client: Client, sub: dict[str, Any]) -> None:
     verdict = sub.get("verdict") or sub["status"]
     figures = []
     if sub.get("peak_rss_bytes") is not None:
-        figures.append(f"peak {format_bytes(sub['peak_rss_bytes'])}")
+        figures.append(f"container needs {format_bytes(sub['peak_rss_bytes'])}")
     if sub.get("wall_seconds") is not None:
         figures.append(f"wall {format_seconds(sub['wall_seconds'])}")
     say(f"{verdict.upper()}: {sub.get('reason') or ''}\n")
