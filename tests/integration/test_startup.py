@@ -62,6 +62,44 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
+# the same, with the modules loaded when the program is started (the first process made)
+LOADED_AT_SPAWN = """
+import subprocess, sys
+at_spawn = []
+popen = subprocess.Popen.__init__
+def spawn(self, *args, **kwargs):
+    at_spawn.append(sorted(sys.modules)) if not at_spawn else None
+    popen(self, *args, **kwargs)
+subprocess.Popen.__init__ = spawn
+from memgauge.cli import main
+sys.argv = ["memgauge", *sys.argv[1:]]
+code = main()
+import json
+print(json.dumps(at_spawn[0]))
+"""
+
+
+def test_nothing_the_start_does_not_need_is_loaded_before_the_program_starts(tmp_path: Path) -> None:
+    # every import before the spawn delays the program's first line: typing costs ~6 ms, shutil
+    # (with zlib, bz2 and lzma; argparse reads the terminal's width with it) ~2 ms, and a run
+    # without a terminal needs neither; the modules that assemble the profile load after the spawn
+    script = tmp_path / "noop.py"
+    script.write_text("pass\n")
+    argv = ["run", "-q", "--json", str(tmp_path / "p.json"), str(script)]
+    proc = subprocess.run(
+        [sys.executable, "-c", LOADED_AT_SPAWN, *argv],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert "memgauge.runner._runner" in loaded
+    later = {"typing", "shutil", "dataclasses", "json", "memgauge.model", "memgauge.runner._assemble"}
+    assert loaded & later == set()
+
+
 def test_a_run_loads_only_what_it_uses(tmp_path: Path) -> None:
     script = tmp_path / "noop.py"
     script.write_text("pass\n")

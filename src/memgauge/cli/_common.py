@@ -43,7 +43,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from typing import Literal, Protocol
 
 from memgauge._env import ENV_DEBUG, LINE_SAMPLERS
 from memgauge._errors import (
@@ -55,9 +54,12 @@ from memgauge._errors import (
     UsageError,
 )
 from memgauge._files import check_output, same_file, write_output
+from memgauge.cli._parser import Parser
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Literal, Protocol
+
     from memgauge.model import Profile
 
 # the verdict codes of check, sweep and submit (the table above)
@@ -69,7 +71,15 @@ INTERRUPTED = 130
 #   "target": at the first token that is not one of the command's options (`memgauge run [options]
 #     script.py args...`), so the program's own options are never read as ours;
 #   "after-dashes": after `--` (`memgauge sweep [options] -- program args`).
-Program = Literal["none", "target", "after-dashes"]
+#
+# For the type checker only: typing costs ~6 ms to import, and every command loads this module
+# before it starts the measured program. When it runs, ``Program`` is a plain ``str`` and
+# ``Command`` a plain class that nothing derives from.
+if TYPE_CHECKING:
+    Program = Literal["none", "target", "after-dashes"]
+else:
+    Protocol = object
+    Program = str
 
 
 class Command(Protocol):
@@ -90,48 +100,6 @@ class Command(Protocol):
     def run(self, args: argparse.Namespace, program: list[str]) -> int:
         """Do the command; the exit code. ``program`` is the measured program's argv (empty
         where ``program`` is "none"). Errors are raised, never printed (see ``guarded``)."""
-
-
-class Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose mistakes are ``UsageError``s: one line and exit 64, from
-    ``guarded`` like every other error, instead of argparse's usage block and exit 2."""
-
-    examples: tuple[str, ...] = ()
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(message)
-
-    def format_help(self) -> str:
-        """argparse's help, then the command's examples, each under its comment (argparse would
-        re-wrap an epilog's lines)."""
-        text = super().format_help()
-        if not self.examples:
-            return text
-        lines = []
-        for example in self.examples:
-            command, _, what = example.partition("  # ")
-            lines += [f"  # {what}", f"  {command}"] if what else [f"  {command}"]
-        return text + "\nexamples:\n" + "\n".join(lines) + "\n"
-
-    def values_taken(self) -> dict[str, int]:
-        """How many values follow each option string (0: a flag), read from the parser's actions
-        so that a new option is known to the argv split the moment it is added."""
-        out: dict[str, int] = {}
-        for action in self._actions:
-            if not action.option_strings:
-                continue  # a positional: it is where the split stops
-            nargs = action.nargs
-            if nargs is None:
-                n = 1
-            elif isinstance(nargs, int):
-                n = nargs
-            else:
-                # "?", "*", "+": where its values end is a guess, and a wrong guess would hand the
-                # program's first argument to memgauge (or the reverse)
-                raise InternalError(f"option {action.option_strings} takes a variable number of values")
-            for option in action.option_strings:
-                out[option] = n
-        return out
 
 
 def build_parser(command: Command) -> Parser:
@@ -320,10 +288,12 @@ def report_target(args: argparse.Namespace, inputs: list[str]) -> tuple[str | No
 def terminal_width_color(args: argparse.Namespace) -> tuple[int, bool]:
     """The width and colours of a terminal report from ``--width``, ``--color`` and ``-o``: the
     terminal's when stdout is one, else 100 columns without colour."""
-    import shutil
-
     tty = args.output is None and sys.stdout is not None and sys.stdout.isatty()
-    width = args.width or (shutil.get_terminal_size((100, 24)).columns if tty else 100)
+    width = args.width or 100
+    if tty and not args.width:
+        import shutil  # a run without a terminal (a script, CI) does not pay for it
+
+        width = shutil.get_terminal_size((100, 24)).columns
     return width, tty if args.color is None else args.color
 
 

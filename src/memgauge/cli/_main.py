@@ -14,7 +14,8 @@ import sys
 
 from memgauge._errors import UsageError
 from memgauge._version import __version__
-from memgauge.cli._common import Parser, build_parser, guarded, split_argv
+from memgauge.cli._common import build_parser, guarded, split_argv
+from memgauge.cli._parser import Parser
 from memgauge.cli.commands import all_commands, command_named
 
 

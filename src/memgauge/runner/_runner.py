@@ -20,7 +20,6 @@ import contextlib
 import os
 import signal
 import time
-from typing import TYPE_CHECKING
 
 from memgauge._env import ENV_ALLOC, ENV_EVENTS_DIR, ENV_LINES, ENV_LINES_OUTSIDE, ENV_TORCH
 from memgauge._errors import CommandNotExecutableError, CommandNotFoundError, LimitError
@@ -34,6 +33,7 @@ from memgauge.runner._target import Target
 from memgauge.runner._waiting import WAITED, reap, watch
 from memgauge.watcher import create_memory_group
 
+TYPE_CHECKING = False  # not typing's: loaded before the program starts (docs/benchmarks.md)
 if TYPE_CHECKING:
     import subprocess
     from collections.abc import Callable, Iterable, Sequence

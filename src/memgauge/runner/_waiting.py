@@ -8,12 +8,13 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from typing import TYPE_CHECKING, Any
 
 from memgauge.runner._state import Reaped, RunState
 
+TYPE_CHECKING = False  # not typing's: loaded before the program starts (docs/benchmarks.md)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from memgauge.isolation import HardLimits, Isolation
     from memgauge.watcher import TimelineBuilder, TreeWatcher

@@ -16,7 +16,8 @@ from typing import Any
 
 from memgauge._errors import UsageError
 from memgauge._files import write_output
-from memgauge.cli._common import Parser, emit, say
+from memgauge.cli._common import emit, say
+from memgauge.cli._parser import Parser
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

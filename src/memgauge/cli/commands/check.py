@@ -25,12 +25,12 @@ from memgauge.cli._common import (
     OVER_BUDGET,
     PASSED,
     UNJUDGED,
-    Parser,
     Program,
     load_profile,
     run_options,
     say,
 )
+from memgauge.cli._parser import Parser
 from memgauge.cli._run_plan import RunPlan
 from memgauge.cli._spelling import renamed_value
 

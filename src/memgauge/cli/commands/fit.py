@@ -23,7 +23,6 @@ from memgauge.cli._common import (
     INTERRUPTED,
     OVER_BUDGET,
     PASSED,
-    Parser,
     Program,
     color_options,
     emit,
@@ -31,6 +30,7 @@ from memgauge.cli._common import (
     say,
     terminal_width_color,
 )
+from memgauge.cli._parser import Parser
 from memgauge.cli.commands._fit_what_if import add_what_if_options, run_what_if, wanted, what_if_alone
 
 TYPE_CHECKING = False

@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 
 from memgauge._errors import LimitError, UsageError
-from memgauge.cli._common import OVER_BUDGET, PASSED, Parser, Program, say
+from memgauge.cli._common import OVER_BUDGET, PASSED, Program, say
+from memgauge.cli._parser import Parser
 
 
 class FitLimitCommand:

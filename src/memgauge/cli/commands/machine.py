@@ -14,7 +14,8 @@ import argparse
 from typing import Any
 from urllib.parse import quote
 
-from memgauge.cli._common import PASSED, Parser, Program, say
+from memgauge.cli._common import PASSED, Program, say
+from memgauge.cli._parser import Parser
 from memgauge.cli.commands.manage import _client, _operands
 from memgauge.cli.commands.submit import server_options
 

@@ -17,7 +17,8 @@ from typing import Any
 from urllib.parse import quote
 
 from memgauge._errors import PermissionDeniedError, UsageError
-from memgauge.cli._common import PASSED, Parser, Program, say
+from memgauge.cli._common import PASSED, Program, say
+from memgauge.cli._parser import Parser
 from memgauge.cli.commands.submit import Client, server_options
 
 

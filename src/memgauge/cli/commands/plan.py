@@ -16,16 +16,8 @@ import argparse
 import os
 
 from memgauge._errors import TargetNotFoundError, UsageError
-from memgauge.cli._common import (
-    OVER_BUDGET,
-    PASSED,
-    Parser,
-    Program,
-    color_options,
-    emit,
-    say,
-    terminal_width_color,
-)
+from memgauge.cli._common import OVER_BUDGET, PASSED, Program, color_options, emit, say, terminal_width_color
+from memgauge.cli._parser import Parser
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from memgauge.cli._common import Parser, Program, program_exit_code, run_options
+from memgauge.cli._common import Program, program_exit_code, run_options
+from memgauge.cli._parser import Parser
 from memgauge.cli._run_plan import RunPlan
 
 

@@ -10,7 +10,8 @@ import sys
 
 from memgauge._env import ENV_ADMIN_TOKEN
 from memgauge._errors import ServiceUnavailableError, UsageError
-from memgauge.cli._common import Parser, Program
+from memgauge.cli._common import Program
+from memgauge.cli._parser import Parser
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -24,7 +24,8 @@ from memgauge._errors import (
     UsageError,
 )
 from memgauge._files import check_output, write_output
-from memgauge.cli._common import FAILED, OVER_BUDGET, PASSED, UNJUDGED, Parser, Program, say
+from memgauge.cli._common import FAILED, OVER_BUDGET, PASSED, UNJUDGED, Program, say
+from memgauge.cli._parser import Parser
 from memgauge.cli._spelling import renamed_option
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"

@@ -21,15 +21,8 @@ import os
 
 from memgauge._errors import TargetNotFoundError, UsageError
 from memgauge._files import check_output
-from memgauge.cli._common import (
-    Parser,
-    Program,
-    color_options,
-    default_profile_path,
-    naming,
-    run_report_options,
-    say,
-)
+from memgauge.cli._common import Program, color_options, default_profile_path, naming, run_report_options, say
+from memgauge.cli._parser import Parser
 from memgauge.cli._spelling import renamed_option
 from memgauge.cli.commands._sweep_run import (
     Progress,

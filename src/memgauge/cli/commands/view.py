@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from memgauge._files import write_output
-from memgauge.cli._common import Parser, Program, emit, load_profile, report_options, report_target, say
+from memgauge.cli._common import Program, emit, load_profile, report_options, report_target, say
+from memgauge.cli._parser import Parser
 
 
 class ViewCommand:
