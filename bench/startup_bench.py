@@ -58,38 +58,42 @@ def main(argv: list[str] | None = None) -> int:
     noop.write_text("pass\n")
     profile = work / "p.json"
     base_env = dict(os.environ)
+    # as a user types it: the console script (`python -m memgauge` adds runpy, ~4 ms), where the
+    # interpreter's environment has one
+    script = Path(sys.executable).with_name("memgauge")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "memgauge"]
     variants: dict[str, tuple[list[str], dict[str, str]]] = {
         "plain": ([sys.executable, str(noop)], base_env),
-        "memgauge": (
-            [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(profile), str(noop)],
-            base_env,
-        ),
+        "memgauge": ([*command, "run", "-q", "--json", str(profile), str(noop)], base_env),
     }
     # the lines read from outside (py-spy, where ptrace allows) beside the default in-process sampler
     variants["memgauge, lines outside"] = (
-        [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(work / "o.json"), str(noop)],
+        [*command, "run", "-q", "--json", str(work / "o.json"), str(noop)],
         {**base_env, "MEMGAUGE_LINE_SAMPLER": "auto"},
     )
     if args.baseline:
+        # the console script imports memgauge from PYTHONPATH first: the baseline's
         variants["baseline"] = (
-            [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(work / "b.json"), str(noop)],
+            [*command, "run", "-q", "--json", str(work / "b.json"), str(noop)],
             {**base_env, "PYTHONPATH": args.baseline},
         )
     walls: dict[str, list[float]] = {k: [] for k in variants}
     cpus: dict[str, list[float]] = {k: [] for k in variants}
-    steps: dict[str, list[float]] = {}
-    own: dict[str, list[float]] = {}
+    # each tree's own record of its steps and CPU, read from the profile it wrote
+    recorded = {"memgauge": profile, "baseline": work / "b.json"}
+    steps: dict[str, dict[str, list[float]]] = {name: {} for name in recorded}
+    own: dict[str, dict[str, list[float]]] = {name: {} for name in recorded}
     for _ in range(args.reps):
         for name, (command, env) in variants.items():
             wall, cpu = _timed(command, env)
             walls[name].append(wall)
             cpus[name].append(cpu)
-            if name == "memgauge":
-                overhead = json.loads(profile.read_text()).get("overhead") or {}
+            if name in recorded:
+                overhead = json.loads(recorded[name].read_text()).get("overhead") or {}
                 for step, seconds in (overhead.get("steps") or {}).items():
-                    steps.setdefault(step, []).append(seconds)
+                    steps[name].setdefault(step, []).append(seconds)
                 for part in overhead.get("cpu") or []:
-                    own.setdefault(part["what"], []).append(part["cpu_seconds"])
+                    own[name].setdefault(part["what"], []).append(part["cpu_seconds"])
     print(f"{args.reps} repetitions, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print("| variant | wall median s | wall min s | tree CPU mean s | tree CPU min s |")
     print("|---|---:|---:|---:|---:|")
@@ -97,14 +101,18 @@ def main(argv: list[str] | None = None) -> int:
         w, c = walls[name], cpus[name]
         cells = [statistics.median(w), min(w), statistics.mean(c), min(c)]
         print(f"| {name} | " + " | ".join(f"{x:.3f}" for x in cells) + " |")
-    print(
-        "\nmemgauge's own record (medians, s): "
-        + ", ".join(f"{k} {statistics.median(v):.3f}" for k, v in steps.items())
-    )
-    print(
-        "memgauge's own CPU (medians, s): "
-        + ", ".join(f"{k} {statistics.median(v):.3f}" for k, v in own.items())
-    )
+    print()
+    for name in recorded:
+        if not steps[name]:
+            continue
+        print(
+            f"{name}'s own record (medians, s): "
+            + ", ".join(f"{k} {statistics.median(v):.4f}" for k, v in steps[name].items())
+        )
+        print(
+            f"{name}'s own CPU (medians, s): "
+            + ", ".join(f"{k} {statistics.median(v):.3f}" for k, v in own[name].items())
+        )
     return 0
 
 
