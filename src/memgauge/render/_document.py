@@ -35,6 +35,10 @@ class Column:
     most: int | None = None  # a name's widest
     least: int = 10  # a name's or a rest's narrowest
     code: bool = False  # its cells are code (a module's or a file's name): set as code where it can
+    dim: bool = False  # its cells are a remark beside the row (a line's source): dimmed where it can
+    # where a format has no width to fit (Markdown), each cell is stripped and cut to this many
+    # characters; the terminal's layout cuts to the width it has
+    clip: int | None = None
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ table straight under a paragraph's line would take it as its header)."""
 
 from __future__ import annotations
 
-from memgauge.render._document import Chart, Items, Paragraph, Section, Table
-from memgauge.render._format import md_code, md_table, md_text
+from memgauge.render._document import Chart, Column, Items, Paragraph, Section, Table
+from memgauge.render._format import clip, md_code, md_table, md_text
 
 
 def section_blocks(section: Section) -> list[list[str]]:
@@ -16,11 +16,7 @@ def section_blocks(section: Section) -> list[list[str]]:
                 blocks.append([f"**{md_text(block.title)}**"])
             aligns = ["---:" if c.role == "figure" else ":---" for c in block.columns]
             rows = [
-                [
-                    md_code(cell) if c.code else md_text(cell)
-                    for c, cell in zip(block.columns, row, strict=True)
-                ]
-                for row in block.rows
+                [_cell(c, cell) for c, cell in zip(block.columns, row, strict=True)] for row in block.rows
             ]
             blocks.append(md_table([c.header for c in block.columns], aligns, rows))
         elif isinstance(block, Paragraph):
@@ -31,3 +27,9 @@ def section_blocks(section: Section) -> list[list[str]]:
         elif not isinstance(block, Chart):  # a chart is the page's alone
             raise TypeError(f"no Markdown form for {block!r}")
     return blocks
+
+
+def _cell(column: Column, text: str) -> str:
+    if column.clip is not None:
+        text = clip(text.strip(), column.clip)
+    return md_code(text) if column.code else md_text(text)

@@ -25,8 +25,9 @@ def table_layout(table: Table, width: int) -> Layout:
             layout.path(c.header, most=c.most or 48, least=c.least)
         else:
             layout.figure(c.header)
+    styles = ["dim" if c.dim else "" for c in table.columns]
     for row in table.rows:
-        layout.add_row(*(Text(cell) for cell in row))
+        layout.add_row(*(Text(cell, style=style) for cell, style in zip(row, styles, strict=True)))
     return layout
 
 

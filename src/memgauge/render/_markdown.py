@@ -16,36 +16,26 @@ from memgauge.analysis import (
     advise,
     exit_text,
     import_totals,
-    inherited_note,
     longest_phases,
     phase_rows,
     phase_totals,
     sparkline,
     top_imports,
     top_processes,
-    waiting_lines,
 )
 from memgauge.model import Profile
+from memgauge.render._document import Section, Table
 from memgauge.render._document_markdown import section_blocks
-from memgauge.render._format import clip, core_share, format_peak, md_code, md_table, md_text
+from memgauge.render._format import core_share, format_peak, md_code, md_table, md_text
+from memgauge.render._section_lines import allocation_lines, cpu_lines, held_lines, leak_lines
 from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.render._text import (
-    CPU_TITLE,
-    HELD_TITLE,
-    LEAKS_TITLE,
-    WAITING_TITLE,
-    allocation_title,
-    cpu_figures,
-    cpu_rows,
-    exit_title,
     imports_title,
-    leak_figures,
     needs_lines,
     peak_note,
     phase_totals_title,
     processes_title,
     reconciliation_terms,
-    where,
 )
 
 
@@ -64,13 +54,11 @@ class MarkdownRenderer:
         for section in (
             self._phases,
             self._processes,
-            self._attribution,
+            lambda p: self._document(held_lines(p, self.cwd, self.max_lines)),
             self._allocation,
             _documents,
-            self._lines,
-            self._waiting,
-            self._leaks,
-            self._held_at_exit,
+            lambda p: self._document(cpu_lines(p, self.cwd, self.max_lines)),
+            lambda p: self._document(leak_lines(p, self.cwd, self.max_lines)),
             self._imports,
             self._notes,
             self._advice,
@@ -121,28 +109,10 @@ class MarkdownRenderer:
         # blank line between: a table straight under a paragraph line would take it as its header
         return [[f"**{title}**"], md_table(headers, ["---:" if r else ":---" for r in right], rows)]
 
-    def _line_table(
-        self,
-        p: Profile,
-        title: str,
-        figures: Sequence[str],
-        rows: Sequence[tuple[Sequence[str], int, str, int, str, str]],
-    ) -> list[list[str]]:
-        """Figures, then the process (when there are several), the line and its source; each row
-        is (figures, pid, file, line, source, function)."""
-        several = len(p.processes) > 1
-        headers = [*figures, *(["pid"] if several else []), "line", "source"]
-        right = [True] * len(figures) + ([True] if several else []) + [False, False]
-        cells = [
-            [
-                *f,
-                *([str(pid)] if several else []),
-                md_code(where(file, line, self.cwd, function)),
-                md_code(clip(source.strip())),
-            ]
-            for f, pid, file, line, source, function in rows
-        ]
-        return self._section(title, headers, right, cells)
+    def _document(self, part: Section | Table | None) -> list[list[str]]:
+        if part is None:
+            return []
+        return section_blocks(part if isinstance(part, Section) else Section("", (part,)))
 
     def _phases(self, p: Profile) -> list[list[str]]:
         rows = phase_rows(p)
@@ -203,69 +173,14 @@ class MarkdownRenderer:
         title = processes_title(len(shown), len(p.processes))
         return self._section(title, ["pid", "peak", "cpu", "command"], [True, True, True, False], cells)
 
-    def _attribution(self, p: Profile) -> list[list[str]]:
-        entries = p.peak.attribution[: self.max_lines]
-        if not entries:
-            return []
-        rows = [([format_bytes(a.bytes)], a.pid, a.file, a.line, a.source, "") for a in entries]
-        blocks = self._line_table(p, HELD_TITLE, ["bytes"], rows)
-        return blocks + ([[md_text(inherited_note(p))]] if inherited_note(p) else [])
-
     def _allocation(self, p: Profile) -> list[list[str]]:
-        alloc = p.allocation_peak
-        if alloc is None:
-            return []
-        rows = [
-            ([format_bytes(a.bytes)], a.pid, a.file, a.line, a.source, "")
-            for a in alloc.attribution[: self.max_lines]
-        ]
-        blocks = self._line_table(p, allocation_title(alloc.bytes), ["bytes"], rows)
+        blocks = self._document(allocation_lines(p, self.cwd, self.max_lines))
         items: list[str] = []
         for r in p.reconciliation:
             items.append("- " + " ".join(reconciliation_terms(r, len(p.processes) > 1)))
             items += [f"  - {md_text(note)}" for note in r.notes]
         if items:
             blocks.append(items)
-        return blocks
-
-    def _lines(self, p: Profile) -> list[list[str]]:
-        table_rows = cpu_rows(p, self.max_lines)
-        if not table_rows:
-            return []
-        return self._line_table(p, CPU_TITLE, cpu_figures(p), table_rows)
-
-    def _waiting(self, p: Profile) -> list[list[str]]:
-        stats = [r.stats for r in waiting_lines(p)]
-        if not stats:
-            return []
-        rows = [([format_seconds(s.wait_seconds)], s.pid, s.file, s.line, s.source, "") for s in stats]
-        return self._line_table(p, WAITING_TITLE, ["wait"], rows)
-
-    def _leaks(self, p: Profile) -> list[list[str]]:
-        if not p.leaks:
-            return []
-        rows = [
-            (
-                leak_figures(leak.rate_bytes_per_second, leak.retained_bytes),
-                leak.pid,
-                leak.file,
-                leak.line,
-                leak.source,
-                "",
-            )
-            for leak in p.leaks[: self.max_lines]
-        ]
-        return self._line_table(p, LEAKS_TITLE, ["rate", "retained"], rows)
-
-    def _held_at_exit(self, p: Profile) -> list[list[str]]:
-        # both absent from profiles without line samples: their reports are unchanged
-        rows = [
-            ([format_bytes(h.bytes)], h.pid, h.file, h.line, h.source, "")
-            for h in p.held_at_exit[: self.max_lines]
-        ]
-        blocks = self._line_table(p, exit_title(p), ["held"], rows) if rows else []
-        if p.leak_note:
-            blocks.append([f"note: {md_text(p.leak_note)}"])
         return blocks
 
     def _imports(self, p: Profile) -> list[list[str]]:

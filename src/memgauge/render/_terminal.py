@@ -6,7 +6,6 @@ import io
 import re
 import shlex
 import textwrap
-from collections.abc import Sequence
 
 from rich.console import Console
 from rich.text import Text
@@ -16,7 +15,6 @@ from memgauge.analysis import (
     advise,
     exit_text,
     import_totals,
-    inherited_note,
     longest_phases,
     overhead_summary,
     phase_rows,
@@ -24,30 +22,21 @@ from memgauge.analysis import (
     sparkline,
     top_imports,
     top_processes,
-    waiting_lines,
 )
 from memgauge.model import Profile
+from memgauge.render._document import Section, Table
 from memgauge.render._document_terminal import print_section
 from memgauge.render._format import core_share, format_peak
 from memgauge.render._layout import Layout, console, wrapped
+from memgauge.render._section_lines import allocation_lines, cpu_lines, held_lines, leak_lines
 from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.render._text import (
-    CPU_TITLE,
-    HELD_TITLE,
-    LEAKS_TITLE,
-    WAITING_TITLE,
-    allocation_title,
-    cpu_figures,
-    cpu_rows,
-    exit_title,
     imports_title,
-    leak_figures,
     needs_lines,
     peak_note,
     phase_totals_title,
     processes_title,
     reconciliation_terms,
-    where,
 )
 
 # stands for a space that must not break a line while advice is wrapped
@@ -82,13 +71,13 @@ class TerminalRenderer:
         self._header(out, profile)
         self._phases(out, profile)
         self._processes(out, profile)
-        self._attribution(out, profile)
+        self._document(out, held_lines(profile, self.cwd, self.max_lines))
         self._allocation(out, profile)
         # torch, training, I/O, GPU: the report document's, where the other formats have them too
         for _, section in DOCUMENT.built(profile):
             print_section(out, section, self.width)
-        self._lines(out, profile)
-        self._leaks(out, profile)
+        self._document(out, cpu_lines(profile, self.cwd, self.max_lines))
+        self._document(out, leak_lines(profile, self.cwd, self.max_lines))
         self._imports(out, profile)
         for note in profile.peak.notes:
             out.print(Text(f"note: {note}", style="yellow"))
@@ -268,58 +257,12 @@ class TerminalRenderer:
             )
         out.print(table)
 
-    def _line_table(self, p: Profile, title: str, figures: Sequence[str]) -> Layout:
-        """Figures right-aligned, then the process (when there are several), the line and its
-        source. The location is cut from the start, to keep its file name and line number; the
-        source takes what is left and goes first on a narrow terminal."""
-        layout = Layout(self.width, title)
-        for name in figures:
-            layout.figure(name)
-        if len(p.processes) > 1:
-            layout.figure("pid")
-        layout.path("line", most=48, least=12, alone=16)
-        layout.rest("source", least=14)
-        return layout
-
-    def _row(
-        self,
-        layout: Layout,
-        p: Profile,
-        figures: Sequence[str],
-        pid: int,
-        file: str,
-        line: int,
-        source: str,
-        function: str = "",
-    ) -> None:
-        """``function`` is shown after the location: for two rows of one line (a comprehension or a
-        generator expression and the function around it)."""
-        cells: list[Text] = [Text(f) for f in figures]
-        if len(p.processes) > 1:
-            cells.append(Text(str(pid)))
-        # Text: no markup in source
-        cells += [Text(where(file, line, self.cwd, function)), Text(source, style="dim")]
-        layout.add_row(*cells)
-
-    def _attribution(self, out: Console, p: Profile) -> None:
-        entries = p.peak.attribution[: self.max_lines]
-        if not entries:
-            return
-        layout = self._line_table(p, HELD_TITLE, ["bytes"])
-        for a in entries:
-            self._row(layout, p, [format_bytes(a.bytes)], a.pid, a.file, a.line, a.source)
-        out.print(layout.fit(layout.named("pid")))
-        if inherited_note(p):
-            out.print(Text(inherited_note(p), style="dim"))
+    def _document(self, out: Console, part: Section | Table | None) -> None:
+        if part is not None:
+            print_section(out, part if isinstance(part, Section) else Section("", (part,)), self.width)
 
     def _allocation(self, out: Console, p: Profile) -> None:
-        alloc = p.allocation_peak
-        if alloc is None:
-            return
-        layout = self._line_table(p, allocation_title(alloc.bytes), ["bytes"])
-        for a in alloc.attribution[: self.max_lines]:
-            self._row(layout, p, [format_bytes(a.bytes)], a.pid, a.file, a.line, a.source)
-        out.print(layout.fit(layout.named("pid")))
+        self._document(out, allocation_lines(p, self.cwd, self.max_lines))
         for r in p.reconciliation:
             terms = reconciliation_terms(r, len(p.processes) > 1)
             terms[0] = "  " + terms[0]
@@ -342,38 +285,6 @@ class TerminalRenderer:
             out.print(Text("\n".join(lines)), overflow="fold")
             for note in r.notes:
                 out.print(Text(f"    {note}", style="dim"))
-
-    def _lines(self, out: Console, p: Profile) -> None:
-        rows = cpu_rows(p, self.max_lines)
-        if rows:
-            layout = self._line_table(p, CPU_TITLE, cpu_figures(p))
-            for figures, pid, file, line, source, function in rows:
-                self._row(layout, p, figures, pid, file, line, source, function)
-            # narrow: the split of the time goes before the line does
-            out.print(layout.fit(layout.named("python", "native", "contention", "wait", "gpu busy", "pid")))
-        waiting = waiting_lines(p)
-        if waiting:
-            layout = self._line_table(p, WAITING_TITLE, ["wait"])
-            for row in waiting:
-                s = row.stats
-                self._row(layout, p, [format_seconds(s.wait_seconds)], s.pid, s.file, s.line, s.source)
-            out.print(layout.fit(layout.named("pid")))
-
-    def _leaks(self, out: Console, p: Profile) -> None:
-        if p.leaks:
-            layout = self._line_table(p, LEAKS_TITLE, ["rate", "retained"])
-            for leak in p.leaks[: self.max_lines]:
-                figures = leak_figures(leak.rate_bytes_per_second, leak.retained_bytes)
-                self._row(layout, p, figures, leak.pid, leak.file, leak.line, leak.source)
-            out.print(layout.fit(layout.named("pid")))
-        # both absent from profiles without line samples: their reports are unchanged
-        if p.held_at_exit:
-            layout = self._line_table(p, exit_title(p), ["held"])
-            for h in p.held_at_exit[: self.max_lines]:
-                self._row(layout, p, [format_bytes(h.bytes)], h.pid, h.file, h.line, h.source)
-            out.print(layout.fit(layout.named("pid")))
-        if p.leak_note:
-            out.print(Text(f"note: {p.leak_note}", style="yellow"))
 
     def _imports(self, out: Console, p: Profile) -> None:
         shown = top_imports(p, 5, by="time", least_seconds=0.01)

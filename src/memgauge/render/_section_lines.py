@@ -1,0 +1,119 @@
+"""The core's line tables, built once on the report document (``_document``): the lines holding
+the resident peak, the allocation peak's lines, CPU time by line, the waiting lines, the leak
+suspects and what is still held at exit. The terminal and the Markdown report render these same
+tables where each report has them; the HTML page draws its own, with heat, call stacks and
+sorting (``_html_tables``).
+
+Every table has the figures, the process (where there are several), the line and its source: the
+line is cut from its start on a narrow terminal, to keep its file name and number, and the source
+takes what is left and goes first.
+"""
+
+from __future__ import annotations
+
+from memgauge._units import format_bytes, format_seconds
+from memgauge.analysis import inherited_note, waiting_lines
+from memgauge.render._document import Column, Paragraph, Section, Table
+from memgauge.render._format import MAX_SOURCE
+from memgauge.render._text import (
+    CPU_TITLE,
+    HELD_TITLE,
+    LEAKS_TITLE,
+    WAITING_TITLE,
+    allocation_title,
+    cpu_figures,
+    cpu_rows,
+    exit_title,
+    leak_figures,
+    where,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from memgauge.model import Profile
+
+    # (figures, pid, file, line, source, function): ``function`` follows the location where one
+    # line has two rows (a comprehension and the function around it)
+    Row = tuple[Sequence[str], int, str, int, str, str]
+
+# the CPU table's split of the time goes before the line does, on a narrow terminal
+_CPU_OPTIONAL = ("python", "native", "contention", "wait", "gpu busy", "pid")
+
+
+def line_table(
+    p: Profile,
+    title: str,
+    figures: Sequence[str],
+    rows: Sequence[Row],
+    cwd: str | None,
+    optional: tuple[str, ...] = ("pid",),
+) -> Table:
+    several = len(p.processes) > 1
+    columns = [Column(name) for name in figures]
+    columns += [Column("pid")] if several else []
+    columns += [
+        Column("line", role="path", most=48, least=12, code=True),
+        Column("source", role="rest", least=14, code=True, dim=True, clip=MAX_SOURCE),
+    ]
+    cells = tuple(
+        (*f, *([str(pid)] if several else []), where(file, line, cwd, function), source)
+        for f, pid, file, line, source, function in rows
+    )
+    return Table(title, tuple(columns), cells, optional=optional)
+
+
+def held_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
+    """The lines holding each process's resident peak, and whether forked workers' rows are pages
+    shared with their parent."""
+    entries = p.peak.attribution[:most]
+    if not entries:
+        return None
+    rows = [([format_bytes(a.bytes)], a.pid, a.file, a.line, a.source, "") for a in entries]
+    note = inherited_note(p)
+    table = line_table(p, HELD_TITLE, ["bytes"], rows, cwd)
+    return Section("", (table, Paragraph(note, "dim")) if note else (table,))
+
+
+def allocation_lines(p: Profile, cwd: str | None, most: int) -> Table | None:
+    """The lines holding the allocation peak (``--alloc``); its reconciliation with the resident
+    peak is each report's own (a sum laid out to the width)."""
+    alloc = p.allocation_peak
+    if alloc is None:
+        return None
+    rows = [([format_bytes(a.bytes)], a.pid, a.file, a.line, a.source, "") for a in alloc.attribution[:most]]
+    return line_table(p, allocation_title(alloc.bytes), ["bytes"], rows, cwd)
+
+
+def cpu_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
+    """CPU time by line, then the lines that waited longest."""
+    tables = []
+    rows = cpu_rows(p, most)
+    if rows:
+        tables.append(line_table(p, CPU_TITLE, cpu_figures(p), rows, cwd, _CPU_OPTIONAL))
+    waiting = [
+        ([format_seconds(s.wait_seconds)], s.pid, s.file, s.line, s.source, "")
+        for s in (r.stats for r in waiting_lines(p))
+    ]
+    if waiting:
+        tables.append(line_table(p, WAITING_TITLE, ["wait"], waiting, cwd))
+    return Section("", tuple(tables)) if tables else None
+
+
+def leak_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
+    """The leak suspects, what the processes still held at exit, and why leaks were not judged."""
+    blocks: list[Table | Paragraph] = []
+    if p.leaks:
+        rows = [
+            (leak_figures(x.rate_bytes_per_second, x.retained_bytes), x.pid, x.file, x.line, x.source, "")
+            for x in p.leaks[:most]
+        ]
+        blocks.append(line_table(p, LEAKS_TITLE, ["rate", "retained"], rows, cwd))
+    # both absent from profiles without line samples: their reports are unchanged
+    if p.held_at_exit:
+        rows = [([format_bytes(h.bytes)], h.pid, h.file, h.line, h.source, "") for h in p.held_at_exit[:most]]
+        blocks.append(line_table(p, exit_title(p), ["held"], rows, cwd))
+    if p.leak_note:
+        blocks.append(Paragraph(f"note: {p.leak_note}", "warn"))
+    return Section("", tuple(blocks)) if blocks else None
