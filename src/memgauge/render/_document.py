@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from memgauge.model import Profile
 
-# how a column gives way on a narrow terminal (``_layout``'s roles); HTML and Markdown align a
-# figure right and the others left
-Role = Literal["name", "figure", "rest", "words", "path"]
+# how a column gives way on a narrow terminal (``_layout``'s roles; a "label" is a figure set
+# left, never cut: a package's name); HTML and Markdown align a figure right and the others left
+Role = Literal["name", "figure", "label", "rest", "words", "path"]
 # "strong": the sentence that matters most; "bad": a problem; "warn": a caution; "dim": a remark
 Tone = Literal["", "strong", "bad", "warn", "dim"]
 

@@ -23,6 +23,8 @@ def table_layout(table: Table, width: int) -> Layout:
             layout.words(c.header)
         elif c.role == "path":
             layout.path(c.header, most=c.most or 48, least=c.least)
+        elif c.role == "label":
+            layout.figure(c.header, justify="left")
         else:
             layout.figure(c.header)
     styles = ["dim" if c.dim else "" for c in table.columns]

@@ -15,22 +15,19 @@ from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import (
     advise,
     exit_text,
-    import_totals,
     longest_phases,
     phase_rows,
     phase_totals,
     sparkline,
-    top_imports,
     top_processes,
 )
 from memgauge.model import Profile
 from memgauge.render._document import Section, Table
 from memgauge.render._document_markdown import section_blocks
 from memgauge.render._format import core_share, format_peak, md_code, md_table, md_text
-from memgauge.render._section_lines import allocation_lines, cpu_lines, held_lines, leak_lines
+from memgauge.render._section_lines import allocation_lines, cpu_lines, held_lines, leak_lines, slow_imports
 from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.render._text import (
-    imports_title,
     needs_lines,
     peak_note,
     phase_totals_title,
@@ -59,7 +56,7 @@ class MarkdownRenderer:
             _documents,
             lambda p: self._document(cpu_lines(p, self.cwd, self.max_lines)),
             lambda p: self._document(leak_lines(p, self.cwd, self.max_lines)),
-            self._imports,
+            lambda p: self._document(slow_imports(p)),
             self._notes,
             self._advice,
         ):
@@ -182,25 +179,6 @@ class MarkdownRenderer:
         if items:
             blocks.append(items)
         return blocks
-
-    def _imports(self, p: Profile) -> list[list[str]]:
-        shown = top_imports(p, 5, by="time", least_seconds=0.01)
-        if not shown:
-            return []
-        several = len(p.processes) > 1
-        headers = ["package", "time", "memory", "own time", *(["pid"] if several else [])]
-        cells = [
-            [
-                md_text(r.package),
-                format_seconds(r.seconds),
-                format_bytes(r.resident_bytes, signed=True),
-                format_seconds(r.self_seconds),
-                *([str(r.pid)] if several else []),
-            ]
-            for r in shown
-        ]
-        title = imports_title(import_totals(p))
-        return self._section(title, headers, [False] + [True] * (len(headers) - 1), cells)
 
     def _notes(self, p: Profile) -> list[list[str]]:
         if not p.peak.notes:

@@ -1,8 +1,8 @@
 """The core's line tables, built once on the report document (``_document``): the lines holding
 the resident peak, the allocation peak's lines, CPU time by line, the waiting lines, the leak
-suspects and what is still held at exit. The terminal and the Markdown report render these same
-tables where each report has them; the HTML page draws its own, with heat, call stacks and
-sorting (``_html_tables``).
+suspects and what is still held at exit; and the slowest imports. The terminal and the Markdown
+report render these same tables where each report has them; the HTML page draws its own, with
+heat, call stacks and sorting (``_html_tables``).
 
 Every table has the figures, the process (where there are several), the line and its source: the
 line is cut from its start on a narrow terminal, to keep its file name and number, and the source
@@ -12,7 +12,7 @@ takes what is left and goes first.
 from __future__ import annotations
 
 from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import inherited_note, waiting_lines
+from memgauge.analysis import import_totals, inherited_note, top_imports, waiting_lines
 from memgauge.render._document import Column, Paragraph, Section, Table
 from memgauge.render._format import MAX_SOURCE
 from memgauge.render._text import (
@@ -24,6 +24,7 @@ from memgauge.render._text import (
     cpu_figures,
     cpu_rows,
     exit_title,
+    imports_title,
     leak_figures,
     where,
 )
@@ -117,3 +118,25 @@ def leak_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
     if p.leak_note:
         blocks.append(Paragraph(f"note: {p.leak_note}", "warn"))
     return Section("", tuple(blocks)) if blocks else None
+
+
+def slow_imports(p: Profile) -> Table | None:
+    """The imports that took longest (at least 10 ms), with the memory each added; the page ranks
+    them by memory, with its own table."""
+    shown = top_imports(p, 5, by="time", least_seconds=0.01)
+    if not shown:
+        return None
+    several = len(p.processes) > 1
+    columns = [Column("package", role="label"), Column("time"), Column("memory"), Column("own time")]
+    columns += [Column("pid")] if several else []
+    rows = tuple(
+        (
+            r.package,
+            format_seconds(r.seconds),
+            format_bytes(r.resident_bytes, signed=True),
+            format_seconds(r.self_seconds),
+            *([str(r.pid)] if several else []),
+        )
+        for r in shown
+    )
+    return Table(imports_title(import_totals(p)), tuple(columns), rows, optional=("own time", "pid"))

@@ -14,13 +14,11 @@ from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import (
     advise,
     exit_text,
-    import_totals,
     longest_phases,
     overhead_summary,
     phase_rows,
     phase_totals,
     sparkline,
-    top_imports,
     top_processes,
 )
 from memgauge.model import Profile
@@ -28,10 +26,9 @@ from memgauge.render._document import Section, Table
 from memgauge.render._document_terminal import print_section
 from memgauge.render._format import core_share, format_peak
 from memgauge.render._layout import Layout, console, wrapped
-from memgauge.render._section_lines import allocation_lines, cpu_lines, held_lines, leak_lines
+from memgauge.render._section_lines import allocation_lines, cpu_lines, held_lines, leak_lines, slow_imports
 from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.render._text import (
-    imports_title,
     needs_lines,
     peak_note,
     phase_totals_title,
@@ -78,7 +75,7 @@ class TerminalRenderer:
             print_section(out, section, self.width)
         self._document(out, cpu_lines(profile, self.cwd, self.max_lines))
         self._document(out, leak_lines(profile, self.cwd, self.max_lines))
-        self._imports(out, profile)
+        self._document(out, slow_imports(profile))
         for note in profile.peak.notes:
             out.print(Text(f"note: {note}", style="yellow"))
         self._advice(out, profile)
@@ -285,22 +282,3 @@ class TerminalRenderer:
             out.print(Text("\n".join(lines)), overflow="fold")
             for note in r.notes:
                 out.print(Text(f"    {note}", style="dim"))
-
-    def _imports(self, out: Console, p: Profile) -> None:
-        shown = top_imports(p, 5, by="time", least_seconds=0.01)
-        if not shown:
-            return
-        layout = Layout(self.width, imports_title(import_totals(p)))
-        layout.figure("package", justify="left")
-        for name in ("time", "memory", "own time"):
-            layout.figure(name)
-        several = len(p.processes) > 1
-        if several:
-            layout.figure("pid")
-        for r in shown:
-            cells = [r.package, format_seconds(r.seconds), format_bytes(r.resident_bytes, signed=True)]
-            cells.append(format_seconds(r.self_seconds))
-            if several:
-                cells.append(str(r.pid))
-            layout.add_row(*(Text(c) for c in cells))
-        out.print(layout.fit(layout.named("own time", "pid")))
