@@ -91,3 +91,35 @@ def test_inherited_rows_say_they_are_shared_with_the_parent_in_every_format() ->
         assert words in " ".join(out.split()), name
         assert "the rows sum to 518 MiB against a peak of 302 MiB" in " ".join(out.split()), name
     assert "forked" not in _formats(make_profile(attribution=[held("/w/x.py", 5, 170 * MIB)]))["terminal"]
+
+
+def _tree(profile: Profile) -> Section | None:
+    cells = (
+        ("outer", "1 s", "a long remark"),
+        ("inner", "2 s", "  another remark  "),
+        ("deepest", "3 s", ""),
+    )
+    columns = (
+        Column("step", "rest", least=6, keep=True),
+        Column("time"),
+        Column("why", "rest", dim=True, clip=8),
+    )
+    return Section("tree", (Table("steps", columns, cells, depths=(0, 1, 2)),))
+
+
+def test_a_tree_table_is_nested_and_a_clipped_column_is_cut_where_no_width_is_fitted() -> None:
+    profile = make_profile()
+    with SECTIONS.extra("tree", None, _tree):
+        out = _formats(profile)
+    terminal = out["terminal"].splitlines()
+    assert any(line.startswith("outer ") for line in terminal)
+    assert any(line.startswith("  inner ") for line in terminal)
+    assert any(line.startswith("    deepest ") for line in terminal)
+    assert "a long remark" in out["terminal"]  # the terminal has the width: its layout cuts
+    # Markdown: nesting by non-breaking spaces and an arrow; the remark stripped and cut to 8
+    assert "| outer | 1 s | a long … |" in out["markdown"]
+    assert "| ↳ inner | 2 s | another… |" in out["markdown"]
+    assert "| &nbsp;&nbsp;&nbsp;&nbsp;↳ deepest | 3 s |  |" in out["markdown"]
+    assert "\u00a0\u00a0inner" in out["html"] and "\u00a0\u00a0\u00a0\u00a0deepest" in out["html"]
+    with pytest.raises(ValueError, match="2 depths for 3 rows"):
+        Table("t", columns=(Column("a"),), rows=(("x",), ("y",), ("z",)), depths=(0, 1))

@@ -34,6 +34,7 @@ class Column:
     role: Role = "figure"
     most: int | None = None  # a name's widest
     least: int = 10  # a name's or a rest's narrowest
+    keep: bool = False  # a rest that is cut to ``least`` but never left out
     code: bool = False  # its cells are code (a module's or a file's name): set as code where it can
     dim: bool = False  # its cells are a remark beside the row (a line's source): dimmed where it can
     # where a format has no width to fit (Markdown), each cell is stripped and cut to this many
@@ -53,11 +54,16 @@ class Table:
     optional: tuple[str, ...] = ()
     cls: str = ""
     anchor: str = ""  # the page's id for its title
+    # a tree's rows: how deep each row's first cell is nested (a phase inside another), shown as
+    # each format indents; empty: a flat table
+    depths: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         for row in self.rows:
             if len(row) != len(self.columns):
                 raise ValueError(f"a row of {len(row)} cells under {len(self.columns)} columns")
+        if self.depths and len(self.depths) != len(self.rows):
+            raise ValueError(f"{len(self.depths)} depths for {len(self.rows)} rows")
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,13 @@ def section_part(section: Section) -> Part:
                 parts.append(f"<h3{_id(block.anchor)}>{esc(block.title)}</h3>")
             headers = [(c.header, c.role == "figure") for c in block.columns]
             cell = [code if c.code else text for c in block.columns]
-            rows = [[f(v) for f, v in zip(cell, row, strict=True)] for row in block.rows]
+            depths = block.depths or (0,) * len(block.rows)
+            # a nested row's first cell indented by non-breaking spaces, which HTML keeps
+            nested = [
+                (("\u00a0\u00a0" * d + r[0], *r[1:]) if r else r)
+                for r, d in zip(block.rows, depths, strict=True)
+            ]
+            rows = [[f(v) for f, v in zip(cell, row, strict=True)] for row in nested]
             parts.append(table(headers, rows, cls=block.cls))
         elif isinstance(block, Paragraph):
             cls = f' class="{_CLASS[block.tone]}"' if _CLASS[block.tone] else ""

@@ -12,13 +12,7 @@ def section_blocks(section: Section) -> list[list[str]]:
     blocks: list[list[str]] = []
     for block in section.blocks:
         if isinstance(block, Table):
-            if block.title:
-                blocks.append([f"**{md_text(block.title)}**"])
-            aligns = ["---:" if c.role == "figure" else ":---" for c in block.columns]
-            rows = [
-                [_cell(c, cell) for c, cell in zip(block.columns, row, strict=True)] for row in block.rows
-            ]
-            blocks.append(md_table([c.header for c in block.columns], aligns, rows))
+            blocks += _table(block)
         elif isinstance(block, Paragraph):
             words = md_text(block.text)
             blocks.append([f"**{words}**" if block.tone == "strong" else words])
@@ -33,3 +27,14 @@ def _cell(column: Column, text: str) -> str:
     if column.clip is not None:
         text = clip(text.strip(), column.clip)
     return md_code(text) if column.code else md_text(text)
+
+
+def _table(table: Table) -> list[list[str]]:
+    blocks = [[f"**{md_text(table.title)}**"]] if table.title else []
+    aligns = ["---:" if c.role == "figure" else ":---" for c in table.columns]
+    rows = [[_cell(c, cell) for c, cell in zip(table.columns, row, strict=True)] for row in table.rows]
+    for row, depth in zip(rows, table.depths, strict=False):
+        if depth > 0:  # Markdown drops leading spaces: non-breaking ones, then an arrow
+            row[0] = "&nbsp;" * 4 * (depth - 1) + "↳ " + row[0]
+    blocks.append(md_table([c.header for c in table.columns], aligns, rows))
+    return blocks

@@ -18,7 +18,7 @@ def table_layout(table: Table, width: int) -> Layout:
         if c.role == "name":
             layout.name(c.header, most=c.most, least=c.least)
         elif c.role == "rest":
-            layout.rest(c.header, least=c.least)
+            layout.rest(c.header, least=c.least, removable=not c.keep)
         elif c.role == "words":
             layout.words(c.header)
         elif c.role == "path":
@@ -28,8 +28,10 @@ def table_layout(table: Table, width: int) -> Layout:
         else:
             layout.figure(c.header)
     styles = ["dim" if c.dim else "" for c in table.columns]
-    for row in table.rows:
-        layout.add_row(*(Text(cell, style=style) for cell, style in zip(row, styles, strict=True)))
+    depths = table.depths or (0,) * len(table.rows)
+    for row, depth in zip(table.rows, depths, strict=True):
+        cells = ("  " * depth + row[0], *row[1:]) if row else row
+        layout.add_row(*(Text(cell, style=style) for cell, style in zip(cells, styles, strict=True)))
     return layout
 
 

@@ -15,22 +15,19 @@ from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import (
     advise,
     exit_text,
-    longest_phases,
-    phase_rows,
-    phase_totals,
     sparkline,
     top_processes,
 )
 from memgauge.model import Profile
 from memgauge.render._document import Section, Table
 from memgauge.render._document_markdown import section_blocks
-from memgauge.render._format import core_share, format_peak, md_code, md_table, md_text
+from memgauge.render._format import core_share, md_code, md_table, md_text
 from memgauge.render._section_lines import allocation_lines, cpu_lines, held_lines, leak_lines, slow_imports
+from memgauge.render._section_phases import phases_table
 from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.render._text import (
     needs_lines,
     peak_note,
-    phase_totals_title,
     processes_title,
     reconciliation_terms,
 )
@@ -49,7 +46,7 @@ class MarkdownRenderer:
         blocks: list[list[str]] = []
         blocks += self._header(profile)
         for section in (
-            self._phases,
+            lambda p: self._document(phases_table(p, self.max_phases)),
             self._processes,
             lambda p: self._document(held_lines(p, self.cwd, self.max_lines)),
             self._allocation,
@@ -110,49 +107,6 @@ class MarkdownRenderer:
         if part is None:
             return []
         return section_blocks(part if isinstance(part, Section) else Section("", (part,)))
-
-    def _phases(self, p: Profile) -> list[list[str]]:
-        rows = phase_rows(p)
-        if not rows:
-            return []
-        if len(rows) > self.max_phases:
-            # a phase per batch: thousands of rows, past GitHub's 65536 characters for a comment
-            return self._phase_totals(p, len(rows))
-        cells = []
-        for row in rows:
-            ph = row.phase
-            indent = "&nbsp;" * 4 * (ph.depth - 1) + "↳ " if ph.depth > 0 else ""
-            cells.append(
-                [
-                    indent + md_text(ph.name) + ("" if ph.complete else " (unfinished)"),
-                    str(ph.pid),
-                    format_seconds(ph.start_seconds),
-                    format_seconds(ph.duration_seconds),
-                    f"{row.share:.0%}",
-                    format_peak(ph.peak_resident_bytes, ph.peak_exact),
-                    format_bytes(row.growth_bytes, signed=True),
-                ]
-            )
-        headers = ["phase", "pid", "start", "duration", "share", "peak", "growth"]
-        return self._section("phases", headers, [False] + [True] * 6, cells)
-
-    def _phase_totals(self, p: Profile, records: int) -> list[list[str]]:
-        """One row per phase name, as the terminal report shows them."""
-        shown = longest_phases(p, self.max_phases)
-        title = phase_totals_title(records, len(shown), len(phase_totals(p)))
-        wall = p.wall_seconds or 1.0
-        cells = [
-            [
-                md_text(t.name),
-                str(t.count),
-                format_seconds(t.seconds),
-                f"{t.seconds / wall:.0%}",
-                format_peak(t.peak_bytes, not t.lower_bound),
-            ]
-            for t in shown
-        ]
-        headers = ["phase", "count", "total time", "share", "max peak"]
-        return self._section(title, headers, [False] + [True] * 4, cells)
 
     def _processes(self, p: Profile) -> list[list[str]]:
         if len(p.processes) <= 1:

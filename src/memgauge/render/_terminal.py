@@ -14,24 +14,21 @@ from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import (
     advise,
     exit_text,
-    longest_phases,
     overhead_summary,
-    phase_rows,
-    phase_totals,
     sparkline,
     top_processes,
 )
 from memgauge.model import Profile
 from memgauge.render._document import Section, Table
 from memgauge.render._document_terminal import print_section
-from memgauge.render._format import core_share, format_peak
+from memgauge.render._format import core_share
 from memgauge.render._layout import Layout, console, wrapped
 from memgauge.render._section_lines import allocation_lines, cpu_lines, held_lines, leak_lines, slow_imports
+from memgauge.render._section_phases import phases_table
 from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.render._text import (
     needs_lines,
     peak_note,
-    phase_totals_title,
     processes_title,
     reconciliation_terms,
 )
@@ -66,7 +63,7 @@ class TerminalRenderer:
         buf = io.StringIO()
         out = console(buf, self.width, self.color)
         self._header(out, profile)
-        self._phases(out, profile)
+        self._document(out, phases_table(profile, self.max_phases))
         self._processes(out, profile)
         self._document(out, held_lines(profile, self.cwd, self.max_lines))
         self._allocation(out, profile)
@@ -187,52 +184,6 @@ class TerminalRenderer:
             )
             spark.append("  " if room >= 10 else "\n  ")
             out.print(spark + tail)
-
-    def _phases(self, out: Console, p: Profile) -> None:
-        rows = phase_rows(p)
-        if not rows:
-            return
-        if len(rows) > self.max_phases:
-            self._phase_totals(out, p, len(rows))
-            return
-        layout = Layout(self.width, "phases")
-        # a long phase name is cut, to 8 characters at the least, before a figure goes
-        layout.rest("phase", least=8, removable=False)
-        for name in ("pid", "start", "duration", "share", "peak", "growth"):
-            layout.figure(name)
-        for row in rows:
-            ph = row.phase
-            name = "  " * ph.depth + ph.name + ("" if ph.complete else " (unfinished)")
-            # Text: a phase name is the program's string, not rich markup ("[/]" would raise)
-            layout.add_row(
-                Text(name),
-                str(ph.pid),
-                format_seconds(ph.start_seconds),
-                format_seconds(ph.duration_seconds),
-                f"{row.share:.0%}",
-                format_peak(ph.peak_resident_bytes, ph.peak_exact),
-                format_bytes(row.growth_bytes, signed=True),
-            )
-        out.print(layout.fit(layout.named("start", "share", "pid", "growth")))
-
-    def _phase_totals(self, out: Console, p: Profile, records: int) -> None:
-        """A phase per batch: one row per name (as the HTML report does), the longest first when
-        even the names are too many."""
-        shown = longest_phases(p, self.max_phases)
-        layout = Layout(self.width, phase_totals_title(records, len(shown), len(phase_totals(p))))
-        layout.rest("phase", least=8, removable=False)
-        for name in ("count", "total time", "share", "max peak"):
-            layout.figure(name)
-        wall = p.wall_seconds or 1.0
-        for t in shown:
-            layout.add_row(
-                Text(t.name),
-                str(t.count),
-                format_seconds(t.seconds),
-                f"{t.seconds / wall:.0%}",
-                format_peak(t.peak_bytes, not t.lower_bound),
-            )
-        out.print(layout.fit(layout.named("share", "count")))
 
     def _processes(self, out: Console, p: Profile) -> None:
         if len(p.processes) <= 1:
