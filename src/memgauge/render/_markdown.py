@@ -19,7 +19,7 @@ from memgauge.analysis import (
     top_processes,
 )
 from memgauge.model import Profile
-from memgauge.render._document import Section, Table
+from memgauge.render._document import Section
 from memgauge.render._document_markdown import section_blocks
 from memgauge.render._format import core_share, md_code, md_table, md_text
 from memgauge.render._section_lines import allocation_lines, cpu_lines, held_lines, leak_lines, slow_imports
@@ -103,10 +103,8 @@ class MarkdownRenderer:
         # blank line between: a table straight under a paragraph line would take it as its header
         return [[f"**{title}**"], md_table(headers, ["---:" if r else ":---" for r in right], rows)]
 
-    def _document(self, part: Section | Table | None) -> list[list[str]]:
-        if part is None:
-            return []
-        return section_blocks(part if isinstance(part, Section) else Section("", (part,)))
+    def _document(self, section: Section | None) -> list[list[str]]:
+        return [] if section is None else section_blocks(section)
 
     def _processes(self, p: Profile) -> list[list[str]]:
         if len(p.processes) <= 1:

@@ -77,14 +77,14 @@ def held_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
     return Section("", (table, Paragraph(note, "dim")) if note else (table,))
 
 
-def allocation_lines(p: Profile, cwd: str | None, most: int) -> Table | None:
+def allocation_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
     """The lines holding the allocation peak (``--alloc``); its reconciliation with the resident
     peak is each report's own (a sum laid out to the width)."""
     alloc = p.allocation_peak
     if alloc is None:
         return None
     rows = [([format_bytes(a.bytes)], a.pid, a.file, a.line, a.source, "") for a in alloc.attribution[:most]]
-    return line_table(p, allocation_title(alloc.bytes), ["bytes"], rows, cwd)
+    return Section("", (line_table(p, allocation_title(alloc.bytes), ["bytes"], rows, cwd),))
 
 
 def cpu_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
@@ -120,7 +120,7 @@ def leak_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
     return Section("", tuple(blocks)) if blocks else None
 
 
-def slow_imports(p: Profile) -> Table | None:
+def slow_imports(p: Profile) -> Section | None:
     """The imports that took longest (at least 10 ms), with the memory each added; the page ranks
     them by memory, with its own table."""
     shown = top_imports(p, 5, by="time", least_seconds=0.01)
@@ -139,4 +139,5 @@ def slow_imports(p: Profile) -> Table | None:
         )
         for r in shown
     )
-    return Table(imports_title(import_totals(p)), tuple(columns), rows, optional=("own time", "pid"))
+    table = Table(imports_title(import_totals(p)), tuple(columns), rows, optional=("own time", "pid"))
+    return Section("", (table,))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import longest_phases, phase_rows, phase_totals
-from memgauge.render._document import Column, Table
+from memgauge.render._document import Column, Section, Table
 from memgauge.render._format import format_peak
 from memgauge.render._text import phase_totals_title
 
@@ -19,12 +19,12 @@ if TYPE_CHECKING:
 _NAME = Column("phase", role="rest", least=8, keep=True)
 
 
-def phases_table(p: Profile, most: int) -> Table | None:
+def phases_table(p: Profile, most: int) -> Section | None:
     rows = phase_rows(p)
     if not rows:
         return None
     if len(rows) > most:
-        return _totals(p, len(rows), most)
+        return Section("", (_totals(p, len(rows), most),))
     columns = (_NAME, *(Column(name) for name in ("pid", "start", "duration", "share", "peak", "growth")))
     cells = tuple(
         (
@@ -39,7 +39,8 @@ def phases_table(p: Profile, most: int) -> Table | None:
         for r in rows
     )
     depths = tuple(r.phase.depth for r in rows)
-    return Table("phases", columns, cells, optional=("start", "share", "pid", "growth"), depths=depths)
+    table = Table("phases", columns, cells, optional=("start", "share", "pid", "growth"), depths=depths)
+    return Section("", (table,))
 
 
 def _totals(p: Profile, records: int, most: int) -> Table:

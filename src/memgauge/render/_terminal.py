@@ -19,7 +19,7 @@ from memgauge.analysis import (
     top_processes,
 )
 from memgauge.model import Profile
-from memgauge.render._document import Section, Table
+from memgauge.render._document import Section
 from memgauge.render._document_terminal import print_section
 from memgauge.render._format import core_share
 from memgauge.render._layout import Layout, console, wrapped
@@ -205,9 +205,9 @@ class TerminalRenderer:
             )
         out.print(table)
 
-    def _document(self, out: Console, part: Section | Table | None) -> None:
-        if part is not None:
-            print_section(out, part if isinstance(part, Section) else Section("", (part,)), self.width)
+    def _document(self, out: Console, section: Section | None) -> None:
+        if section is not None:
+            print_section(out, section, self.width)
 
     def _allocation(self, out: Console, p: Profile) -> None:
         self._document(out, allocation_lines(p, self.cwd, self.max_lines))
