@@ -25,6 +25,28 @@ def test_file_is_absolute_and_survives_a_change_of_directory(tmp_path: Path) -> 
     assert r.stdout.startswith("True ")
 
 
+# what a script sees of how it was started, its module's names and, at exit, its __main__
+SEES = """
+import atexit, sys
+print(sys.argv, __name__, __file__, type(__loader__).__name__, __spec__, __package__)
+print(type(__builtins__).__name__, __cached__, __doc__)
+atexit.register(lambda: print(sys.modules["__main__"].__dict__ is globals()))
+"""
+
+
+def test_a_script_sees_what_python_gives_it_run_directly(tmp_path: Path) -> None:
+    # runpy.run_path gave sys.argv[0] the absolute path, no __loader__, "" as __package__ and a
+    # dict as __builtins__, and put the bootstrap back as __main__ before the exit handlers ran
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "sees.py").write_text(SEES)
+    argv = ["sub/sees.py", "a", "--b"]
+    direct = subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=tmp_path)
+    r = run_memgauge(["-q", *argv], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == direct.stdout
+    assert r.stdout.startswith("['sub/sees.py', 'a', '--b'] __main__ ") and r.stdout.endswith("True\n")
+
+
 def test_uncaught_exception_traceback_shows_only_the_programs_frames(tmp_path: Path) -> None:
     script = tmp_path / "boom.py"
     script.write_text("def f():\n    raise ValueError('boom')\nf()\n")

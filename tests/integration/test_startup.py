@@ -100,6 +100,65 @@ def test_nothing_the_start_does_not_need_is_loaded_before_the_program_starts(tmp
     assert loaded & later == set()
 
 
+# the program's first line: what it finds loaded, and what the same python loads running it directly
+FIRST_LINE = """
+import sys
+print(" ".join(sorted(sys.modules)))
+"""
+
+
+def test_the_program_finds_loaded_only_what_python_itself_would_load_and_memgauges_own(
+    tmp_path: Path,
+) -> None:
+    # every module the measured process imports before the program is time added to every run
+    # (runpy.run_path's pkgutil and typing ~10 ms, json's re and enum ~5 ms, threading ~5 ms on
+    # 3.11) and a module the program finds loaded that it would not have run directly
+    script = tmp_path / "first.py"
+    script.write_text(FIRST_LINE)
+    direct = set(subprocess.run([sys.executable, str(script)], capture_output=True, text=True).stdout.split())
+    proc = subprocess.run(
+        [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(tmp_path / "p.json"), str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    extra = set(proc.stdout.split()) - direct
+    assert {m for m in extra if m.startswith("memgauge.capture._")}, "no capture ran"
+    # python -m (the bootstrap is a module) loads runpy, importlib.util and what contextlib needs;
+    # sitecustomize is memgauge's own, which starts capture in every Python process of the run
+    launcher = {
+        "runpy",
+        "importlib",
+        "importlib.util",
+        "importlib.machinery",
+        "importlib._abc",
+        "importlib._bootstrap",
+        "importlib._bootstrap_external",
+        "contextlib",
+        "collections",
+        "functools",
+        "itertools",
+        "keyword",
+        "operator",
+        "reprlib",
+        "types",
+        "warnings",
+        "_collections",
+        "_functools",
+        "_operator",
+        "__future__",
+        "atexit",
+        "_json",
+        "_posixsubprocess",
+        "sitecustomize",
+    }
+    heavy = {"typing", "pkgutil", "json", "re", "enum", "threading", "dataclasses", "inspect", "weakref"}
+    assert extra & heavy == set()
+    assert {m for m in extra if not m.startswith("memgauge")} <= launcher | heavy
+
+
 def test_a_run_loads_only_what_it_uses(tmp_path: Path) -> None:
     script = tmp_path / "noop.py"
     script.write_text("pass\n")

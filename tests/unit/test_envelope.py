@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+import memgauge.model
 from memgauge._errors import ProfileFormatError
 from memgauge.gate import Verdict
 from memgauge.model import (
@@ -54,14 +55,16 @@ def _names(annotation: str) -> list[str]:
 def fields_of(cls: type, prefix: str = "", seen: frozenset[type] = frozenset()) -> list[str]:
     """Every field of ``cls`` and of the dataclasses its fields hold, as ``path: annotation``. The
     annotation is the source's text (``from __future__ import annotations``), the same on every
-    Python, and names a nested record by its class name, not its module."""
+    Python, and names a nested record by its class name, not its module: found in its module, or,
+    for a section's part that its module imports only to type it (loaded with the first record that
+    has it), on the model's face."""
     module = vars(sys.modules[cls.__module__])
     out: list[str] = []
     for f in dataclasses.fields(cls):
         annotation = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", repr(f.type))
         out.append(f"{prefix}{f.name}: {annotation}")
         for name in _names(annotation):
-            inner = module.get(name)
+            inner = module.get(name) or getattr(memgauge.model, name, None)
             if isinstance(inner, type) and dataclasses.is_dataclass(inner) and inner not in seen:
                 out += fields_of(inner, f"{prefix}{f.name}.", seen | {cls})
     return out

@@ -85,6 +85,7 @@ if TYPE_CHECKING:
         EV_PHASE_START,
         MODULE_NOT_FOUND,
         WIRE_VERSION,
+        records_written,
     )
 
 _NAMES = {
@@ -104,6 +105,7 @@ _NAMES = {
     "read_knobs": "_knobs_read",
     "top_level_assignments": "_knobs",
     "EV_ERROR": "_wire",
+    "records_written": "_wire",
     "EV_EXIT": "_wire",
     "EV_HWM_RESET": "_wire",
     "EV_PHASE_END": "_wire",
@@ -223,6 +225,7 @@ __all__ = [
     "read_torch",
     "read_training",
     "record",
+    "records_written",
     "scan_ppids",
     "set_tracker",
     "source_line",

@@ -9,7 +9,6 @@ of the libraries it imported. It imports as little as it can: everything here is
 from __future__ import annotations
 
 import atexit
-import json  # noqa: F401 - imported before the program runs, so a program's json.py cannot shadow it
 import os
 import runpy
 import sys
@@ -17,7 +16,7 @@ import time
 import types
 
 from memgauge._env import ENV_EVENTS_DIR
-from memgauge.capture import _knobs, _own_cpu, _phases, _procfs, _start
+from memgauge.capture import _knobs, _own_cpu, _procfs, _start
 from memgauge.capture._events import BOOTSTRAP_FAILED, EventWriter
 from memgauge.capture._program import program_environment
 from memgauge.capture._wire import EV_ERROR, EV_EXIT, MODULE_NOT_FOUND
@@ -29,7 +28,10 @@ _times: dict[str, float] = {}
 
 
 def _report_exit(writer: EventWriter) -> None:
-    tracker = _phases.active_tracker()
+    # only phases and memgauge.profile() reset VmHWM, and both load the phases' module: where it
+    # is not loaded (most programs; importing it would cost every run ~3 ms) the kernel's is exact
+    phases = sys.modules.get("memgauge.capture._phases")
+    tracker = phases.active_tracker() if phases is not None else None
     hwm = _procfs.read_high_water("self") or 0
     if tracker is not None:
         hwm = max(hwm, tracker.process_peak)
@@ -95,14 +97,37 @@ def _run(kind: str, target: str, args: list[str], writer: EventWriter | None) ->
         _program_starts(path)
         if os.path.isdir(path) or _is_zip(path):
             sys.path.pop(0)  # runpy puts the directory or zip file itself first, as python does
+            _start.kept_globals.append(runpy.run_path(path, run_name="__main__"))
         else:
             sys.path[0] = os.path.dirname(path)
-            # a swept module-level constant: the script compiled with the asked value in its place
-            ran = _knobs.run_script(path)
-            if ran is not None:
-                _start.kept_globals.append(ran)
-                return
-        _start.kept_globals.append(runpy.run_path(path, run_name="__main__"))
+            _start.kept_globals.append(_run_script(path))
+
+
+def _run_script(path: str) -> dict[str, object]:
+    """Run the script file ``path`` as python runs one: its source compiled (with a swept
+    module-level constant in place, ``_knobs``) and executed in a new ``__main__`` module, which
+    stays in ``sys.modules`` to the end. Not ``runpy.run_path``, which imports pkgutil and typing
+    (~10 ms of every run, and modules the program would not find loaded run directly), sets
+    ``sys.argv[0]`` to the absolute path and puts the bootstrap back as ``__main__`` when the
+    program's code returns, before its exit handlers run."""
+    import builtins
+    import io
+    from importlib.machinery import SourceFileLoader
+    from importlib.util import MAGIC_NUMBER
+
+    with io.open_code(path) as f:  # as python and runpy open it: audit hooks see the open
+        source = f.read()
+    if source.startswith(MAGIC_NUMBER):  # python runs a compiled file too: runpy knows how
+        return runpy.run_path(path, run_name="__main__")
+    # dont_inherit: this module's `from __future__ import annotations` is not the program's
+    code = _knobs.script_code(path, source) or compile(source, path, "exec", dont_inherit=True)
+    module = types.ModuleType("__main__")
+    namespace = module.__dict__
+    namespace.update(__file__=path, __cached__=None, __package__=None, __spec__=None, __builtins__=builtins)
+    namespace["__loader__"] = SourceFileLoader("__main__", path)
+    sys.modules["__main__"] = module  # as python leaves it: pickle and multiprocessing find it there
+    exec(code, namespace)
+    return namespace
 
 
 def _program_starts(file: str | None) -> None:

@@ -9,7 +9,7 @@ happens, one line per process and way in ``knobs.jsonl`` of the events directory
   asked names only);
 - ``constant``: the script assigns NAME a literal at module level (``BATCH_SIZE = 64``); the
   bootstrap then runs the script compiled from its syntax tree with that value in place of the
-  literal (``run_script``): the file is not touched, and ``__file__``, ``sys.argv[0]``,
+  literal (``script_code``): the file is not touched, and ``__file__``, ``sys.argv[0]``,
   ``__name__ == "__main__"`` and the line numbers of tracebacks stay the script's own;
 - ``argument``: the value, put in the program's arguments by a ``{NAME}`` template, is in argv.
 
@@ -29,6 +29,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
     from collections.abc import Iterator
+    from types import CodeType
     from typing import Any
 
 KNOBS_FILE = "knobs.jsonl"
@@ -128,17 +129,16 @@ def _watch_environ(names: frozenset[str]) -> None:
         return  # an os.environ replaced by something else: its reads go unseen
 
 
-def run_script(path: str) -> dict[str, Any] | None:
-    """Run the script ``path`` as ``__main__`` with each asked parameter that it assigns a literal
-    at module level set to the asked value; None (nothing run) when there is no such assignment."""
+def script_code(path: str, source: bytes) -> CodeType | None:
+    """The script ``path`` (its ``source``) compiled with each asked parameter that it assigns a
+    literal at module level set to the asked value; None where there is no such assignment (the
+    bootstrap then compiles the source as it is)."""
     asked = request()
     if asked is None:
         return None
     import ast
 
     values: dict[str, Any] = asked["params"]
-    with open(path, "rb") as f:
-        source = f.read()
     try:
         tree = ast.parse(source, path)
     except (SyntaxError, ValueError):
@@ -156,14 +156,7 @@ def run_script(path: str) -> dict[str, Any] | None:
     code = compile(tree, path, "exec", dont_inherit=True)
     for name in replaced:
         note("constant", name)
-    module = type(sys)("__main__")
-    module.__dict__.update(
-        {"__file__": path, "__cached__": None, "__loader__": None, "__package__": None, "__spec__": None}
-    )
-    module.__dict__["__builtins__"] = __builtins__
-    sys.modules["__main__"] = module  # as python leaves it: pickle and multiprocessing find it there
-    exec(code, module.__dict__)
-    return module.__dict__
+    return code
 
 
 def top_level_assignments(tree: ast.Module) -> Iterator[tuple[str, ast.Assign | ast.AnnAssign]]:

@@ -14,8 +14,9 @@ which would be measured as the program's own).
 
 from __future__ import annotations
 
+import _thread
 import os
-import threading
+import sys
 import time
 
 from memgauge._env import ENV_EVENTS_DIR
@@ -114,7 +115,7 @@ class PhaseTracker:
         self._open: dict[int, OpenPhase] = {}
         self._stacks: dict[int, list[int]] = {}
         self._next_id = 0
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         # the highest VmHWM this tracker saw before resetting it: the process's peak survives resets
         self.process_peak = 0
 
@@ -138,13 +139,13 @@ class PhaseTracker:
             self._fold(hwm)
             reset = self.source.reset_high_water()
             rss = self.source.resident()
-            stack = self._stacks.setdefault(threading.get_ident(), [])
+            stack = self._stacks.setdefault(_thread.get_ident(), [])
             phase = OpenPhase(
                 id=self._next_id,
                 name=name,
                 parent=stack[-1] if stack else None,
                 depth=len(stack),
-                thread=threading.current_thread().name,
+                thread=_thread_name(),
                 start=t,
                 start_resident=rss,
                 start_high_water=rss if reset else hwm,
@@ -168,7 +169,7 @@ class PhaseTracker:
             hwm = self.source.high_water()
             rss = self.source.resident()
             self._open.pop(phase.id, None)
-            stack = self._stacks.get(threading.get_ident(), [])
+            stack = self._stacks.get(_thread.get_ident(), [])
             if phase.id in stack:
                 stack.remove(phase.id)
             if phase.reset:
@@ -238,9 +239,16 @@ class EventSink:
         self._writer.write(event)
 
 
+def _thread_name() -> str:
+    """threading's name of this thread; a process that has not imported threading (memgauge does
+    not: ~5 ms of every measured process) runs no thread but its main one."""
+    threading = sys.modules.get("threading")
+    return threading.current_thread().name if threading is not None else "MainThread"
+
+
 _tracker: PhaseTracker | None = None
 _env_checked = False
-_activate_lock = threading.Lock()
+_activate_lock = _thread.allocate_lock()
 
 
 def active_tracker() -> PhaseTracker | None:
@@ -270,7 +278,7 @@ def set_tracker(tracker: PhaseTracker | None) -> PhaseTracker | None:
 def _after_fork_in_child() -> None:
     # a forked child must not inherit its parent's open phases or lock state
     global _tracker, _activate_lock
-    _activate_lock = threading.Lock()
+    _activate_lock = _thread.allocate_lock()
     if _tracker is not None:
         _tracker = PhaseTracker(_tracker.source, _tracker.sink, _tracker.clock, _tracker.upstream)
 
@@ -297,12 +305,12 @@ class Phase:
         if tracker is not None:
             if self._open is None:
                 self._open = []
-            self._open.append((threading.get_ident(), tracker, tracker.start(self.name)))
+            self._open.append((_thread.get_ident(), tracker, tracker.start(self.name)))
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._open:
-            me = threading.get_ident()
+            me = _thread.get_ident()
             for i in range(len(self._open) - 1, -1, -1):
                 if self._open[i][0] == me:
                     _, tracker, opened = self._open.pop(i)

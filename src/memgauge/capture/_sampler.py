@@ -20,9 +20,8 @@ Everything is aggregated here: memory use does not grow with run time. The aggre
 ``lines.<pid>.json`` (``_lines_write``) in the events directory every few seconds and at exit, so a
 killed process loses at most the last few seconds. The stacks are read by ``_frames.StackReader``,
 each thread's CPU clock and run state by ``_procfs.OwnThreads``; ``_sampling`` starts and stops the
-sampler of a process. Plain classes, and only small modules (``os``, ``sys``, ``threading``,
-``time``, the C module ``_thread``, and ``_json`` for the file): this module is imported into every
-measured process.
+sampler of a process. Plain classes, and only small modules (``os``, ``sys``, ``time``, the C
+module ``_thread``, and ``_json`` for the file): this module is imported into every measured process.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ from __future__ import annotations
 import _thread
 import os
 import sys
-import threading
 import time
 
 from memgauge.capture._bytecode import stalled_keys
@@ -38,7 +36,7 @@ from memgauge.capture._frames import LIBRARY, USER, StackReader
 from memgauge.capture._ledger import Ledger
 from memgauge.capture._line_times import LineTimes
 from memgauge.capture._lines_write import lines_record, write_lines
-from memgauge.capture._procfs import OwnThreads, thread_cpu_clock
+from memgauge.capture._procfs import OwnThreads, main_thread, thread_cpu_clock
 from memgauge.capture._sample_keys import INHERITED_KEY, STARTUP_KEY
 from memgauge.capture._sampler_charge import STATS, charge_cpu, charge_memory, stalled_peak
 from memgauge.capture._sched import RunDelays, off_cpu_in_syscall, run_delay
@@ -46,6 +44,7 @@ from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Callable
     from typing import Any
 
@@ -102,7 +101,7 @@ class Sampler:
         self.base_sid = self.ledger.stack_id((base_key,))
         self.ledger.credit(self.base_sid, self.rss, self.t_start)
         self.peak_retained = dict(self.ledger.retained)
-        self.own_ident, self.own_cpu_ns, self.main_ident = -1, 0, threading.main_thread().ident
+        self.own_ident, self.own_cpu_ns = -1, 0
         self.own_clock: int | None = None  # its thread's CPU clock: a negative id, once it runs
         # rows of _wire.IMPORT_ROW, appended by the import tracker (_imports)
         self.imports: list[list[Any]] = []
@@ -119,10 +118,11 @@ class Sampler:
         # names the program, the main thread runs start-up
         self.bootstrap = False
         # threads whose Thread object holds a stale native_id: the thread that forked, in the child
-        self.native_ids: dict[int, int] = {}
+        self.main_ident, main_tid = main_thread()
+        self.native_ids: dict[int, int] = {} if main_tid is None else {_thread.get_ident(): main_tid}
         if base_key is INHERITED_KEY:
             # the thread that forked keeps its Thread object, whose native_id is the parent's
-            self.native_ids[threading.get_ident()] = threading.get_native_id()
+            self.native_ids[_thread.get_ident()] = _thread.get_native_id()
         self.done = _thread.allocate_lock()  # held while the sampler thread runs
         # the thread waits on it between samples, held, so that stop() wakes it at once instead
         # of after up to an interval (a sampler stopped once per test: 10 ms a test)
@@ -154,7 +154,7 @@ class Sampler:
         # allocates the next: memgauge would raise the very peak it measures.
         stacks = self.frames.stacks(self.own_ident)
         rss = self.resident()
-        active = threading._active  # type: ignore[attr-defined]  # ident -> Thread, no copy
+        active: dict[int, threading.Thread] = getattr(sys.modules.get("threading"), "_active", {})  # no copy
         spent = self._spent()
         # How long the GIL took to come back tells who had it: at once, nobody (threads on a CPU
         # run C code that released it); after about the switch interval, Python code (it had
@@ -328,14 +328,14 @@ class Sampler:
             self.done.release()
 
     def _loop(self) -> None:
-        self.own_ident = threading.get_ident()
-        self.own_clock = thread_cpu_clock(threading.get_native_id())
+        self.own_ident = _thread.get_ident()
+        self.own_clock = thread_cpu_clock(_thread.get_native_id())
         self.own_cpu_ns = time.clock_gettime_ns(self.own_clock)
         clock = self.clock
         try:
             # the sampler's own wait for a CPU, so that only its wait for the GIL counts as lateness
             delay_fd = os.open(
-                f"/proc/self/task/{threading.get_native_id()}/schedstat", os.O_RDONLY | os.O_CLOEXEC
+                f"/proc/self/task/{_thread.get_native_id()}/schedstat", os.O_RDONLY | os.O_CLOEXEC
             )
         except OSError:
             delay_fd = -1
@@ -375,7 +375,7 @@ class Sampler:
             except RuntimeError:  # released meanwhile by another stop()
                 pass
         finished = False
-        if threading.get_ident() != self.own_ident and self.done.acquire(timeout=1.0):
+        if _thread.get_ident() != self.own_ident and self.done.acquire(timeout=1.0):
             self.done.release()
             finished = True
         if final:

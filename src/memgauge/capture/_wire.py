@@ -221,6 +221,16 @@ def pid_of(name: str, kind: tuple[str, str]) -> int | None:
     return int(middle) if middle.isascii() and middle.isdigit() else None
 
 
+def records_written(directory: str) -> set[str]:
+    """The whole-record kinds some process wrote in ``directory`` (``"torch"``, ``"training"``):
+    a section none of whose files is there has nothing to say, and its readers need not load."""
+    import os
+
+    names = os.listdir(directory)
+    kinds = (TORCH, TRAINING)
+    return {kind[0].rstrip(".") for kind in kinds if any(pid_of(n, kind) is not None for n in names)}
+
+
 class WritePace:
     """When a whole-record file is rewritten next: ``every`` seconds after the last write, or, once
     a write takes longer (a long run's record grows: 20,000 training steps are 24 ms of JSON), as

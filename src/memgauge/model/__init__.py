@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     )
     from memgauge.model._fit import FitRecord, FitTrial, FitVerification, NonMonotonic
     from memgauge.model._gpu import GpuDevice, GpuProcess, GpuUtilization, GpuWindow
+    from memgauge.model._lines import HeldLine, ImportRecord, LeakSuspect, LineStats
     from memgauge.model._overhead import AFTER_STEPS, BEFORE_STEPS, Overhead, OwnCpu
     from memgauge.model._plan import (
         MaxCopies,
@@ -46,10 +47,6 @@ if TYPE_CHECKING:
         CaptureWarning,
         CpuTimes,
         ExitStatus,
-        HeldLine,
-        ImportRecord,
-        LeakSuspect,
-        LineStats,
         Peak,
         PhaseRecord,
         ProcessRecord,
@@ -119,10 +116,10 @@ _NAMES = {
     "GpuProcess": "_gpu",
     "GpuUtilization": "_gpu",
     "GpuWindow": "_gpu",
-    "HeldLine": "_profile",
-    "ImportRecord": "_profile",
-    "LeakSuspect": "_profile",
-    "LineStats": "_profile",
+    "HeldLine": "_lines",
+    "ImportRecord": "_lines",
+    "LeakSuspect": "_lines",
+    "LineStats": "_lines",
     "NonMonotonic": "_fit",
     "Overhead": "_overhead",
     "OwnCpu": "_overhead",

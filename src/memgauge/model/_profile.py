@@ -13,16 +13,20 @@ import json
 import math
 import os
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memgauge._errors import ProfileFormatError
 from memgauge._files import write_output
 from memgauge.model._envelope import PROFILE
-from memgauge.model._gpu import GpuDevice
+from memgauge.model._lines import HeldLine, ImportRecord, LeakSuspect, LineStats
 from memgauge.model._overhead import Overhead
 from memgauge.model._peak import Attribution, Peak
-from memgauge.model._torch import TorchMemory
-from memgauge.model._training import Training
+
+if TYPE_CHECKING:
+    # loaded with the first record that has them (_section_parts)
+    from memgauge.model._gpu import GpuDevice
+    from memgauge.model._torch import TorchMemory
+    from memgauge.model._training import Training
 
 SCHEMA_VERSION = PROFILE.version
 # versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty, a
@@ -147,29 +151,6 @@ class Timeline:
 
 
 @dataclass
-class LineStats:
-    """Where the time of one line of one process went, from sampling. Times are seconds summed over
-    the process's threads; ``resident_growth_bytes`` is the net change of the process's resident
-    memory while the line ran (negative where it released memory)."""
-
-    pid: int
-    file: str
-    line: int
-    function: str
-    cpu_python_seconds: float = 0.0
-    cpu_native_seconds: float = 0.0
-    wait_seconds: float = 0.0
-    resident_growth_bytes: int = 0
-    samples: int = 0
-    source: str = ""
-    contention_seconds: float = 0.0  # runnable, queued for a CPU: not in wait_seconds
-    # NVML's utilisation while the line ran (analysis.gpu_time_per_line): device-seconds a kernel
-    # ran, and their mean percent; None (absent in the JSON) where no GPU was sampled
-    gpu_seconds: float | None = None
-    gpu_busy: float | None = None
-
-
-@dataclass
 class AllocationPeak:
     """With ``--alloc``: the peak of live heap allocations (memray), per process, and the lines
     holding them at that moment. ``bytes`` sums the processes' own allocation peaks."""
@@ -191,49 +172,6 @@ class Reconciliation:
     untouched_bytes: int
     other_bytes: int
     notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class ImportRecord:
-    """The first import of a top-level package in process ``pid``: time and resident growth,
-    including the packages it imported first (``self_*`` excludes those)."""
-
-    pid: int
-    package: str
-    start_seconds: float
-    seconds: float
-    resident_bytes: int
-    self_seconds: float
-    self_resident_bytes: int
-
-
-@dataclass
-class LeakSuspect:
-    """A line whose retained resident memory kept growing, without release, until the end."""
-
-    pid: int
-    file: str
-    line: int
-    function: str
-    rate_bytes_per_second: float
-    retained_bytes: int
-    first_seconds: float
-    last_seconds: float
-    fit_r2: float
-    source: str = ""
-
-
-@dataclass
-class HeldLine:
-    """Resident memory process ``pid`` still held at its last line sample (its exit, for a process
-    that ended normally), charged to the line whose growth it is (``file:line``)."""
-
-    pid: int
-    file: str
-    line: int
-    function: str
-    bytes: int
-    source: str = ""
 
 
 @dataclass
@@ -342,13 +280,11 @@ class Profile:
                 memgauge_version=str(data.get("memgauge_version", "")),
                 metrics={str(k): _finite(v) for k, v in dict(data.get("metrics") or {}).items()},
                 warnings=[CaptureWarning(**w) for w in data.get("warnings", [])],
-                torch=TorchMemory.from_dict(data["torch"]) if data.get("torch") is not None else None,
                 held_at_exit=[HeldLine(**x) for x in data.get("held_at_exit", [])],
                 leak_note=str(data.get("leak_note", "")),
-                gpu=[GpuDevice.from_dict(d) for d in data.get("gpu", [])],
-                training=Training.from_dict(data["training"]) if data.get("training") is not None else None,
                 overhead=Overhead.from_dict(data["overhead"]) if data.get("overhead") is not None else None,
                 schema_version=SCHEMA_VERSION,
+                **_section_parts(data),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise ProfileFormatError(f"malformed memgauge profile: {e}") from e
@@ -384,3 +320,22 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
     except OSError as e:
         raise ProfileFormatError(f"cannot read profile {path}: {e.strerror or e}") from e
     return Profile.from_json(text)
+
+
+def _section_parts(data: dict[str, Any]) -> dict[str, Any]:
+    """The sections' parts of a profile (torch, gpu, training), each loaded with the first record
+    that has it: their dataclasses cost ~15 ms to create, and most runs have none of them."""
+    parts: dict[str, Any] = {}
+    if data.get("torch") is not None:
+        from memgauge.model._torch import TorchMemory
+
+        parts["torch"] = TorchMemory.from_dict(data["torch"])
+    if data.get("gpu"):
+        from memgauge.model._gpu import GpuDevice
+
+        parts["gpu"] = [GpuDevice.from_dict(d) for d in data["gpu"]]
+    if data.get("training") is not None:
+        from memgauge.model._training import Training
+
+        parts["training"] = Training.from_dict(data["training"])
+    return parts

@@ -24,7 +24,6 @@ from memgauge.capture import (
     read_events,
     read_knobs,
     read_lines,
-    read_torch,
 )
 from memgauge.model import (
     UNBOUNDED_NOTE,
@@ -38,6 +37,7 @@ from memgauge.model import (
     Profile,
     Reconciliation,
 )
+from memgauge.runner._assemble_sections import section_parts
 from memgauge.runner._order import (
     allocations_of,
     capped,
@@ -59,7 +59,6 @@ from memgauge.watcher import (
 if TYPE_CHECKING:
     from memgauge.runner._options import RunOptions
     from memgauge.watcher import NvmlSamples
-from memgauge.runner._assemble_gpu import add_gpu_time, gpu_of
 from memgauge.runner._target import Target
 from memgauge.runner._unsampled import charge_unsampled
 
@@ -223,13 +222,9 @@ def assemble_profile(
             events_dir, processes, options.lines == "lib", warnings, held, environment["measurement"]
         )
     # before the Profile: its warnings are capped there
-    torch = read_torch(events_dir, t0, warnings=warnings) if options.torch != "off" else None
-    tree = {p.pid for p in processes}
-    gpu, environment["measurement"]["gpu"] = gpu_of(events_dir, gpu_seen, tree, warnings, t0)
-    add_gpu_time(line_data.lines, line_data.line_times, gpu)  # GPU time per line
-    from memgauge.runner._assemble_training import training_of
-
-    training = training_of(events_dir, t0, processes, warnings=warnings, cpu=watcher.cpu.build(), gpu=gpu)
+    measurement = environment["measurement"]
+    cpu = watcher.cpu.build
+    parts = section_parts(events_dir, t0, options, gpu_seen, processes, line_data, warnings, cpu, measurement)
     return Profile(
         command=target.display(),
         exit=_exit_status(state.reaped[state.main_pid].status, oom),
@@ -248,9 +243,7 @@ def assemble_profile(
         memgauge_version=__version__,
         metrics=metrics_from_events(events),
         warnings=capped(warnings),
-        torch=torch,
-        gpu=gpu,
-        training=training,
+        **parts,
         held_at_exit=held,
         leak_note=leak_note_of(line_data),
     )

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
         ScriptedNvmlSource,
         open_nvml,
     )
-    from memgauge.watcher._nvml_sampler import NvmlDeviceSamples, NvmlSampler, NvmlSamples, start_nvml_sampler
+    from memgauge.watcher._nvml_sampler import NvmlDeviceSamples, NvmlSampler, NvmlSamples
+    from memgauge.watcher._nvml_start import start_nvml_sampler
     from memgauge.watcher._outside import OutsideLines, outside_refusal
     from memgauge.watcher._own_group import own_oom_kills
     from memgauge.watcher._timeline import TimelineBuilder
@@ -46,7 +47,7 @@ _NAMES = {
     "NvmlDeviceSamples": "_nvml_sampler",
     "NvmlSampler": "_nvml_sampler",
     "NvmlSamples": "_nvml_sampler",
-    "start_nvml_sampler": "_nvml_sampler",
+    "start_nvml_sampler": "_nvml_start",
     "MemoryGroup": "_cgroup",
     "PidsGroup": "_cgroup_pids",
     "PREFIX": "_cgroup_host",

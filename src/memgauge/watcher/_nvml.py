@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memgauge._env import ENV_FAKE_NVML
+from memgauge.watcher._nvml_driver import NO_DRIVER, no_driver
 
 
 @dataclass(frozen=True)
@@ -150,11 +151,6 @@ class ScriptedNvmlSource:
         self.closed = True
 
 
-# what a loaded NVIDIA kernel driver leaves (the first on a host, the second in a container given
-# the device nodes)
-_DRIVER_PATHS = ("/proc/driver/nvidia", "/dev/nvidiactl")
-
-
 def open_nvml(
     environ: dict[str, str] | os._Environ[str] | None = None, main_pid: int | None = None
 ) -> tuple[NvmlSource | None, str]:
@@ -163,10 +159,10 @@ def open_nvml(
     script = (environ if environ is not None else os.environ).get(ENV_FAKE_NVML)
     if script:
         return ScriptedNvmlSource.from_file(script, main_pid), ""
-    if not any(os.path.exists(p) for p in _DRIVER_PATHS):
-        # no NVIDIA driver loaded: NVML has nothing to report, and importing nvidia-ml-py (~30 ms)
-        # would only delay every run on a machine without a GPU
-        return None, "no GPU figures from outside the program: NVML unavailable (no NVIDIA driver)"
+    if no_driver(environ):
+        # NVML has nothing to report, and importing nvidia-ml-py (~30 ms) would only delay every
+        # run on a machine without a GPU
+        return None, NO_DRIVER
     try:
         import pynvml  # type: ignore[import-untyped,unused-ignore]
     except ImportError:

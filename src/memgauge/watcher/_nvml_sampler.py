@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from memgauge.watcher._nvml import NvmlDevice, NvmlSource, open_nvml
 
+# NVML's own figures change about every 200 ms (docs/gpu-facts.md): polling faster adds nothing
 INTERVAL = 0.15
 MAX_SERIES = 2000  # utilisation samples kept per device: past it, every other one goes
 
@@ -111,13 +112,14 @@ class NvmlSampler:
         return self.samples
 
 
-def start_nvml_sampler(main_pid: int | None = None, interval: float = INTERVAL) -> NvmlSampler | str:
-    """A started sampler, or the line saying why there are no NVML figures."""
+def open_sampler(main_pid: int | None, interval: float | None = None) -> NvmlSampler | str:
+    """A started sampler, or the line saying why there are no NVML figures
+    (``_nvml_start.start_nvml_sampler``)."""
     source, why = open_nvml(main_pid=main_pid)
     if source is None:
         return why
     try:
-        return NvmlSampler(source, interval).start()
+        return NvmlSampler(source, INTERVAL if interval is None else interval).start()
     except Exception as e:  # a device list NVML cannot give: no GPU figures, never a failed run
         source.close()
         return f"no GPU figures from outside the program: NVML failed ({e})"
