@@ -47,7 +47,7 @@ from pathlib import Path
 
 WORKLOAD = Path(__file__).parent / "workloads" / "training_loop_timed.py"
 PINNED_MALLOC = {"MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MALLOC_MMAP_THRESHOLD_": str(64 << 20)}
-FIRST = 10  # the tracker's first followed steps (capture/_torch_sampling.py)
+FIRST = 10  # the tracker's first followed steps (sections/torch/_capture_sampling.py)
 TICKS = os.sysconf("SC_CLK_TCK")
 MEASURED_ENV: dict[str, str] = {}  # added to the measured runs' environment (--memgauge-src)
 

@@ -155,8 +155,8 @@ def hook_costs(plain_step: float, calls: int = 100_000) -> str:
     import torch
 
     from memgauge.capture import _pickles
-    from memgauge.capture._copies import Copies
-    from memgauge.capture._copies_torch import wrap_copies
+    from memgauge.sections.training._capture_copies import Copies
+    from memgauge.sections.training._capture_copies_torch import wrap_copies
 
     x = torch.randn(64, 512)
 
@@ -210,7 +210,7 @@ def micro(steps: int, calls: int = 200_000) -> str:
     time over the steady median), both as a share of the workload's plain loop."""
     import time
 
-    from memgauge.capture._training import Loop
+    from memgauge.sections.training._capture import Loop
 
     loop = Loop()
     t0 = time.perf_counter()

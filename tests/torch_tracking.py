@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from memgauge.capture._torch import set_torch_tracker
-from memgauge.capture._torch_hooks import connect
-from memgauge.capture._torch_track import Tracker
+from memgauge.sections.torch._capture import set_torch_tracker
+from memgauge.sections.torch._capture_hooks import connect
+from memgauge.sections.torch._capture_track import Tracker
 
 
 @contextlib.contextmanager

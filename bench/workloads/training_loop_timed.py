@@ -43,7 +43,7 @@ def timed(name, fn):
 
 tracker = None
 if "memgauge" in sys.modules:
-    from memgauge.capture._torch import active_torch_tracker
+    from memgauge.sections.torch._capture import active_torch_tracker
 
     tracker = active_torch_tracker()
 if tracker is not None:
@@ -130,7 +130,7 @@ out = {
     "hooks": {},
 }
 if tracker is not None:
-    from memgauge.capture._training import current_loop
+    from memgauge.sections.training._capture import current_loop
 
     loop = current_loop()
     out["followed"] = [s["index"] for s in tracker.steps]

@@ -19,9 +19,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memgauge._errors import MemgaugeError
-    from memgauge.capture import phase, record, step, timed_iter
+    from memgauge.capture import phase, record
     from memgauge.model import Profile, load_profile
     from memgauge.runner import profile
+    from memgauge.sections.training import step, timed_iter
 
 __all__ = [
     "MemgaugeError",
@@ -43,9 +44,9 @@ _LAZY = {
     "phase": "memgauge.capture._phases",
     "record": "memgauge.capture._record",
     # the end of a step where no optimizer marks it, or a count of a kind; a no-op when not measuring
-    "step": "memgauge.capture._training",
+    "step": "memgauge.sections.training._capture",
     # an iterator whose waits count as the loop's data wait (docs/training.md)
-    "timed_iter": "memgauge.capture._training",
+    "timed_iter": "memgauge.sections.training._capture",
     # `%load_ext memgauge` (IPython's extension protocol); not in __all__: not part of the Python API
     "load_ipython_extension": "memgauge.notebook",
     "unload_ipython_extension": "memgauge.notebook",

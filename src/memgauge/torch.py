@@ -19,9 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memgauge._units import format_bytes
-from memgauge.analysis import TensorDiff, diff_tensors
-from memgauge.capture import live_tensors, step
-from memgauge.model import TorchTensor
+from memgauge.sections.torch import TensorDiff, TorchTensor, diff_tensors, live_tensors
+from memgauge.sections.training import step
 
 __all__ = ["Snapshot", "TensorDiff", "diff", "step", "tensors"]
 

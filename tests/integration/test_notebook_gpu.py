@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from memgauge.notebook import GpuPeak, NoGpu, TorchCudaMonitor, measure
+from memgauge.notebook import measure
+from memgauge.sections.gpu import GpuPeak, NoGpu, TorchCudaMonitor
 
 MIB = 1 << 20
 

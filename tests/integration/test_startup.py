@@ -183,19 +183,19 @@ def test_a_run_loads_only_what_it_uses(tmp_path: Path) -> None:
         # what the profile of a run without a loop, a GPU or a report needs none of: each is
         # imported after the program ended, where it adds to the run's time (3-5 ms each)
         "memgauge.analysis._advice",
-        "memgauge.analysis._training",
-        "memgauge.analysis._data_movement",
-        "memgauge.analysis._gpu_lines",
-        "memgauge.analysis._gpu_snapshot",
+        "memgauge.sections.training._analysis",
+        "memgauge.sections.training._analysis_movement",
+        "memgauge.sections.gpu._analysis_lines",
+        "memgauge.sections.gpu._analysis_snapshot",
         # the sections' parts of the record and their readers, and NVML's modules without a driver
         # (their dataclasses alone cost ~15 ms after the program)
-        "memgauge.model._torch",
-        "memgauge.model._gpu",
-        "memgauge.model._training",
-        "memgauge.runner._assemble_gpu",
-        "memgauge.runner._assemble_training",
-        "memgauge.capture._torch_read",
-        "memgauge.capture._training_read",
+        "memgauge.sections.torch._record",
+        "memgauge.sections.gpu._record",
+        "memgauge.sections.training._record",
+        "memgauge.sections.gpu._assemble",
+        "memgauge.sections.training._assemble",
+        "memgauge.sections.torch._read",
+        "memgauge.sections.training._read",
         "pickle",
         "statistics",
         "pathlib",
@@ -203,5 +203,5 @@ def test_a_run_loads_only_what_it_uses(tmp_path: Path) -> None:
         "datetime",
     }
     if not any(os.path.exists(p) for p in ("/proc/driver/nvidia", "/dev/nvidiactl")):
-        never |= {"pynvml", "memgauge.watcher._nvml", "memgauge.watcher._nvml_sampler"}
+        never |= {"pynvml", "memgauge.sections.gpu._nvml", "memgauge.sections.gpu._nvml_sampler"}
     assert loaded & never == set()

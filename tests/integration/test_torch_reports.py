@@ -15,8 +15,8 @@ import pytest
 
 from memgauge import load_profile
 from memgauge._units import format_bytes
-from memgauge.model import TORCH_ROLES
 from memgauge.render import HtmlRenderer, MarkdownRenderer
+from memgauge.sections.torch import TORCH_ROLES
 from tests.conftest import run_memgauge
 from tests.factories import make_profile
 from tests.integration.test_html_browser import assert_clean, assert_drawn, open_report

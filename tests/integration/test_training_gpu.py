@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memgauge.analysis import known_peak
+from memgauge.sections.training import known_peak
 from tests.conftest import run_memgauge
 
 pytestmark = pytest.mark.gpu

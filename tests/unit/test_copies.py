@@ -12,12 +12,26 @@ from typing import Any
 
 import pytest
 
-from memgauge.analysis import data_movement_figures, sent_rates, summarize_copies
-from memgauge.capture import read_training
-from memgauge.capture._copies import D2D, D2H, DIRECTIONS, H2D, MAX_LINES, Copies, copy_direction
-from memgauge.capture._training import Loop
 from memgauge.capture._wire import TRAINING, record_writer
-from memgauge.model import CaptureWarning, Training, TrainingStep
+from memgauge.model import CaptureWarning
+from memgauge.sections.training import (
+    Training,
+    TrainingStep,
+    data_movement_figures,
+    read_training,
+    sent_rates,
+    summarize_copies,
+)
+from memgauge.sections.training._capture import Loop
+from memgauge.sections.training._capture_copies import (
+    D2D,
+    D2H,
+    DIRECTIONS,
+    H2D,
+    MAX_LINES,
+    Copies,
+    copy_direction,
+)
 
 DEVICES = ["cpu", "cuda", "cuda:0", "cuda:1", "meta", "mps", "xpu:0"]
 
@@ -86,7 +100,7 @@ def test_lines_past_the_limit_are_summed_under_no_line() -> None:
 
 def test_hooks_count_real_copies_to_meta_and_not_within_the_cpu() -> None:
     torch: Any = pytest.importorskip("torch")
-    from memgauge.capture._copies_torch import wrap_copies
+    from memgauge.sections.training._capture_copies_torch import wrap_copies
 
     c = Copies()
     wrapped: list[tuple[Any, str, Any]] = []

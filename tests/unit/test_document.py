@@ -7,10 +7,11 @@ import html
 
 import pytest
 
-from memgauge.model import Profile, Training, TrainingProcess
+from memgauge.model import Profile
 from memgauge.render import HtmlRenderer, MarkdownRenderer, TerminalRenderer
 from memgauge.render._document import Column, Items, Paragraph, Registry, Section, Table
 from memgauge.render._sections import SECTIONS
+from memgauge.sections.training import Training, TrainingProcess
 from tests.factories import MIB, held, make_profile
 
 

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import re
 import sys
@@ -35,9 +36,12 @@ from memgauge.model import (
     RecordKind,
     SweepResult,
 )
+from memgauge.sections import SECTIONS
 
 RECORDS = Path(__file__).resolve().parents[1] / "data" / "records"
 FIELDS = RECORDS / "fields.json"
+# the faces a record's nested classes are found on: the model's, and each section's (its part)
+FACES = [memgauge.model, *(importlib.import_module(spec.package) for spec in SECTIONS)]
 # the dataclass each kind's record is read into
 TYPES: dict[str, type] = {
     PROFILE.kind: Profile,
@@ -57,14 +61,16 @@ def fields_of(cls: type, prefix: str = "", seen: frozenset[type] = frozenset()) 
     annotation is the source's text (``from __future__ import annotations``), the same on every
     Python, and names a nested record by its class name, not its module: found in its module, or,
     for a section's part that its module imports only to type it (loaded with the first record that
-    has it), on the model's face."""
+    has it), on the model's face or its section's."""
     module = vars(sys.modules[cls.__module__])
     out: list[str] = []
     for f in dataclasses.fields(cls):
         annotation = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", repr(f.type))
         out.append(f"{prefix}{f.name}: {annotation}")
         for name in _names(annotation):
-            inner = module.get(name) or getattr(memgauge.model, name, None)
+            inner = module.get(name) or next(
+                (getattr(face, name) for face in FACES if name in getattr(face, "__all__", ())), None
+            )
             if isinstance(inner, type) and dataclasses.is_dataclass(inner) and inner not in seen:
                 out += fields_of(inner, f"{prefix}{f.name}.", seen | {cls})
     return out

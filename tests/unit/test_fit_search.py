@@ -12,15 +12,9 @@ import pytest
 
 from memgauge._errors import UsageError
 from memgauge.cli.commands.fit import limits_of
-from memgauge.model import (
-    FitRecord,
-    FitTrial,
-    FitVerification,
-    GpuDevice,
-    NonMonotonic,
-    TorchMemory,
-    TorchStep,
-)
+from memgauge.model import FitRecord, FitTrial, FitVerification, NonMonotonic
+from memgauge.sections.gpu import GpuDevice
+from memgauge.sections.torch import TorchMemory, TorchStep
 from memgauge.sweep import figures_of, non_monotonic, search
 from tests.factories import make_profile
 

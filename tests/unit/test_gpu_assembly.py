@@ -9,10 +9,19 @@ from typing import Any
 
 import pytest
 
-from memgauge.analysis import gpu_budget_figure, gpu_reconciliation, no_gpu_line
-from memgauge.model import GpuDevice, GpuProcess, GpuWindow, Profile
-from memgauge.runner._assemble_gpu import assemble_gpu
-from memgauge.watcher import NvmlDevice, NvmlDeviceSamples, NvmlSamples
+from memgauge.model import Profile
+from memgauge.sections.gpu import (
+    GpuDevice,
+    GpuProcess,
+    GpuWindow,
+    NvmlDevice,
+    NvmlDeviceSamples,
+    NvmlSamples,
+    gpu_budget_figure,
+    gpu_reconciliation,
+    no_gpu_line,
+)
+from memgauge.sections.gpu._assemble import assemble_gpu
 from tests.factories import make_profile
 
 MIB = 1 << 20

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from memgauge import phase
-from memgauge.capture import GpuLog, ScriptedCudaSource
-from memgauge.capture._torch import set_torch_tracker
-from memgauge.capture._torch_track import Tracker
 from memgauge.gate import judge, parse_budget
 from memgauge.runner import profile
+from memgauge.sections.gpu import GpuLog, ScriptedCudaSource
+from memgauge.sections.torch._capture import set_torch_tracker
+from memgauge.sections.torch._capture_track import Tracker
 
 pytest.importorskip("torch")
 MIB = 1 << 20

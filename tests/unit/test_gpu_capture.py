@@ -10,11 +10,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memgauge.capture import GpuLog, ScriptedCudaSource, read_gpu_records
-from memgauge.capture._torch_track import Tracker
 from memgauge.capture._wire import VERSION, WIRE_VERSION
 from memgauge.model import CaptureWarning
-from memgauge.watcher import NvmlSampler, ScriptedNvmlSource
+from memgauge.sections.gpu import (
+    GpuLog,
+    NvmlSampler,
+    ScriptedCudaSource,
+    ScriptedNvmlSource,
+    read_gpu_records,
+)
+from memgauge.sections.torch._capture_track import Tracker
 
 MIB = 1 << 20
 

@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 
 from memgauge._env import ENV_GPU_CAP
-from memgauge.capture import install_cap
 from memgauge.gate import judge, judge_runs, parse_budget
-from memgauge.model import GpuDevice
+from memgauge.sections.gpu import GpuDevice, install_cap
 from tests.factories import make_profile
 
 MIB = 1 << 20

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from memgauge.analysis import LineSpan, gpu_time_per_line
 from memgauge.capture._line_times import LineTimes, line_spans
 from memgauge.capture._lines_write import lines_record
 from memgauge.capture._sampler import Sampler
-from memgauge.model import GpuDevice, GpuProcess, GpuUtilization, LineStats, Profile
+from memgauge.model import LineStats, Profile
 from memgauge.render import HtmlRenderer, MarkdownRenderer, TerminalRenderer
-from memgauge.runner._assemble_gpu import add_gpu_time
+from memgauge.sections.gpu import GpuDevice, GpuProcess, GpuUtilization, LineSpan, gpu_time_per_line
+from memgauge.sections.gpu._assemble import add_gpu_time
 from tests.factories import make_profile
 
 A = ("prog.py", 3, "<module>")

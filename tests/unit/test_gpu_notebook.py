@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from memgauge.capture import GpuLog, ScriptedCudaSource
-from memgauge.capture._torch import set_torch_tracker
-from memgauge.capture._torch_track import Tracker
-from memgauge.notebook import GpuPeak, TorchCudaMonitor, measure
+from memgauge.notebook import measure
+from memgauge.sections.gpu import GpuLog, GpuPeak, ScriptedCudaSource, TorchCudaMonitor
+from memgauge.sections.torch._capture import set_torch_tracker
+from memgauge.sections.torch._capture_track import Tracker
 
 pytest.importorskip("torch")  # the monitor looks for a tracker only where torch is loaded
 MIB = 1 << 20

@@ -9,13 +9,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from memgauge.analysis import gpu_phase_figure
-from memgauge.capture import GpuLog, ScriptedCudaSource
 from memgauge.capture._phases import PhaseTracker
-from memgauge.capture._torch import set_torch_tracker
-from memgauge.capture._torch_track import Tracker
 from memgauge.gate import judge, parse_budget
-from memgauge.model import GpuDevice, GpuWindow
+from memgauge.sections.gpu import GpuDevice, GpuLog, GpuWindow, ScriptedCudaSource, gpu_phase_figure
+from memgauge.sections.torch._capture import set_torch_tracker
+from memgauge.sections.torch._capture_track import Tracker
 from tests.factories import make_profile
 
 MIB = 1 << 20

@@ -4,8 +4,10 @@ other profiles."""
 
 from __future__ import annotations
 
-from memgauge.model import Attribution, GpuDevice, GpuProcess, Profile, TorchMemory
+from memgauge.model import Attribution, Profile
 from memgauge.render import HtmlRenderer, MarkdownRenderer, TerminalRenderer
+from memgauge.sections.gpu import GpuDevice, GpuProcess
+from memgauge.sections.torch import TorchMemory
 from tests.factories import make_profile
 
 MIB = 1 << 20

@@ -15,10 +15,9 @@ from typing import Any
 import pytest
 
 from memgauge._env import ENV_GPU_SNAPSHOT, ENV_GPU_SNAPSHOT_ENTRIES
-from memgauge.analysis import gpu_snapshot_peak
-from memgauge.capture import install_snapshot, read_gpu_snapshot
-from memgauge.capture._gpu_snapshot import _dump
 from memgauge.cli import main
+from memgauge.sections.gpu import gpu_snapshot_peak, install_snapshot, read_gpu_snapshot
+from memgauge.sections.gpu._capture_snapshot import _dump
 
 TRAIN, TORCH = "/w/train.py", "/venv/lib/python3.11/site-packages/torch/nn/functional.py"
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from memgauge.model import GpuDevice
-from memgauge.runner._assemble_gpu import assemble_gpu
-from memgauge.watcher import NvmlSampler, ScriptedNvmlSource, _nvml_sampler
+from memgauge.sections.gpu import GpuDevice, NvmlSampler, ScriptedNvmlSource, _nvml_sampler
+from memgauge.sections.gpu._assemble import assemble_gpu
 
 MIB = 1 << 20
 

@@ -22,8 +22,6 @@ from memgauge.analysis import (
     remedy_table,
 )
 from memgauge.capture._remedies import Remedies
-from memgauge.capture._torch_track import Tracker
-from memgauge.model import TorchMemory, TorchStep
 from memgauge.render import (
     HtmlRemediesRenderer,
     JsonRemediesRenderer,
@@ -31,6 +29,8 @@ from memgauge.render import (
     TerminalPredictionRenderer,
     TerminalRemediesRenderer,
 )
+from memgauge.sections.torch import TorchMemory, TorchStep
+from memgauge.sections.torch._capture_track import Tracker
 from tests.factories import MIB, make_profile
 from tests.torch_tracking import connected
 

@@ -10,7 +10,7 @@ pytest.importorskip("torch")
 import torch
 
 import memgauge
-from memgauge.capture import active_torch_tracker, start_tracking, stop_tracking
+from memgauge.sections.torch import active_torch_tracker, start_tracking, stop_tracking
 
 D, L, B = 64, 2, 8
 F32 = 4

@@ -15,12 +15,11 @@ import pytest
 pytest.importorskip("torch")
 import torch
 
-from memgauge.analysis import torch_step_leak
-from memgauge.capture import torch_memory
-from memgauge.capture._torch import set_torch_tracker, step
-from memgauge.capture._torch_oom import oom_device, requested_bytes
-from memgauge.capture._torch_track import Tracker
-from memgauge.model import Profile, TorchMemory
+from memgauge.model import Profile
+from memgauge.sections.torch import TorchMemory, torch_memory, torch_step_leak
+from memgauge.sections.torch._capture import set_torch_tracker, step
+from memgauge.sections.torch._capture_oom import oom_device, requested_bytes
+from memgauge.sections.torch._capture_track import Tracker
 from tests.torch_tracking import connected
 
 D, B, L = 128, 32, 3

@@ -12,11 +12,18 @@ pytest.importorskip("torch")
 import torch
 
 from memgauge._env import ENV_TORCH_STEPS
-from memgauge.analysis import torch_step_leak
-from memgauge.capture._torch_read import torch_memory
-from memgauge.capture._torch_sampling import EVERY, FIRST, HOLD, MEMORY_EVERY, MEMORY_STEPS, StepSampling
-from memgauge.capture._torch_track import Tracker
 from memgauge.capture._wire import WritePace
+from memgauge.sections.torch import torch_step_leak
+from memgauge.sections.torch._capture_sampling import (
+    EVERY,
+    FIRST,
+    HOLD,
+    MEMORY_EVERY,
+    MEMORY_STEPS,
+    StepSampling,
+)
+from memgauge.sections.torch._capture_track import Tracker
+from memgauge.sections.torch._read import torch_memory
 from tests.torch_tracking import connected
 
 MIB = 1 << 20

@@ -11,10 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from memgauge.analysis import known_peak, summarize_training, warmup_steps
-from memgauge.capture import read_training
-from memgauge.capture._training import STEADY_AFTER, Loop, batch_samples
-from memgauge.model import Profile, TrainingCounter, TrainingStep
+from memgauge.model import Profile
+from memgauge.sections.training import (
+    TrainingCounter,
+    TrainingStep,
+    known_peak,
+    read_training,
+    summarize_training,
+    warmup_steps,
+)
+from memgauge.sections.training._capture import STEADY_AFTER, Loop, batch_samples
 from tests.factories import make_profile
 
 
@@ -195,7 +201,7 @@ def test_training_round_trips_through_the_profile() -> None:
 
 def test_one_step_of_a_linear_stack_is_six_b_in_out_per_layer() -> None:
     torch = pytest.importorskip("torch")
-    from memgauge.capture._training_torch import TorchPart
+    from memgauge.sections.training._capture_torch import TorchPart
 
     batch, widths = 16, [64, 128, 32]
     model = torch.nn.Sequential(*[torch.nn.Linear(i, o) for i, o in itertools.pairwise(widths)])
@@ -221,7 +227,7 @@ def test_the_counted_step_has_flop_counter_modes_total() -> None:
     torch = pytest.importorskip("torch")
     from torch.utils.flop_counter import FlopCounterMode
 
-    from memgauge.capture._training_torch import StepFlops
+    from memgauge.sections.training._capture_torch import StepFlops
 
     class Net(torch.nn.Module):
         def __init__(self) -> None:
@@ -302,9 +308,9 @@ def test_tokens_per_second_over_the_steps_that_counted_tokens() -> None:
 
 
 def test_a_jax_or_tensorflow_loop_gets_one_line_saying_it_is_not_followed() -> None:
-    from memgauge.analysis import unfollowed_frameworks
     from memgauge.model._profile import ImportRecord
     from memgauge.render import TerminalRenderer
+    from memgauge.sections.training import unfollowed_frameworks
     from tests.factories import make_profile
 
     def imports(*names: str) -> list[ImportRecord]:

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from memgauge.gate import BudgetError, CheckResult, Limit, judge, parse_budget, verdict_text
-from memgauge.model import Training
+from memgauge.sections.training import Training
 from tests.factories import make_profile
 
 

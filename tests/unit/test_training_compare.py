@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from memgauge.analysis import compare, summarize_training
-from memgauge.model import Training, TrainingStep
+from memgauge.analysis import compare
 from memgauge.render import (
     HtmlComparisonRenderer,
     MarkdownComparisonRenderer,
     TerminalComparisonRenderer,
 )
+from memgauge.sections.training import Training, TrainingStep, summarize_training
 from tests.factories import make_profile
 
 

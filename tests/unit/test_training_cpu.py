@@ -8,9 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from memgauge.analysis import summarize_training, training_cpu_lines, training_cpu_sentence, with_cpu
 from memgauge.cli._tensorboard import scalars
-from memgauge.model import CpuProcessSeries, CpuUsage, Profile, TrainingProcess, TrainingStep
+from memgauge.model import Profile
+from memgauge.sections.training import (
+    CpuProcessSeries,
+    CpuUsage,
+    TrainingProcess,
+    TrainingStep,
+    summarize_training,
+    training_cpu_lines,
+    training_cpu_sentence,
+    with_cpu,
+)
 from memgauge.watcher._cpu import CpuSampler, read_core_times
 from tests.factories import make_profile
 

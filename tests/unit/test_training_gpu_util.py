@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from memgauge.analysis import summarize_training, with_gpu
-from memgauge.model import GpuDevice, GpuProcess, GpuUtilization, Training, TrainingStep
+from memgauge.sections.gpu import GpuDevice, GpuProcess, GpuUtilization
+from memgauge.sections.training import Training, TrainingStep, summarize_training, with_gpu
 
 
 def loop(wait: float) -> Training:

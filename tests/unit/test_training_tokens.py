@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from memgauge.analysis import summarize_training, training_figures
 from memgauge.cli._tensorboard import scalars
-from memgauge.model import TrainingStep
+from memgauge.sections.training import TrainingStep, summarize_training, training_figures
 from tests.factories import make_profile
 
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from memgauge.analysis._lines import short_path
 from memgauge.analysis._summary import PhaseTotal, exit_text, phase_totals
-from memgauge.analysis._torch import compare_torch_roles
-from memgauge.analysis._training_compare import TrainingComparison, compare_training
 from memgauge.model import UNBOUNDED_NOTE, Attribution, Profile
+from memgauge.sections.torch import compare_torch_roles
+from memgauge.sections.training import TrainingComparison, compare_training
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from memgauge.model import Profile, TorchMemory
+from memgauge.model import Profile
+from memgauge.sections.torch import TorchMemory
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """When the main thread was on which line: the line sampler's time series, for GPU time per line.
 
 The line sampler (``_sampler``) aggregates per line and keeps no time; NVML's utilisation is
-sampled over time by the runner (``watcher/_nvml_sampler``). To join the two, the sampler also
+sampled over time by the runner (``sections/gpu/_nvml_sampler``). To join the two, the sampler also
 gives each sample's interval (``t - wall``, ``t``], on ``CLOCK_MONOTONIC``, and the main thread's
 line then, to a ``LineTimes``: the time is cut into buckets of ``width`` seconds from the first
 sample (``origin``), and each bucket keeps the seconds each line was sampled in it. Memory is

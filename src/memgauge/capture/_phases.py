@@ -22,9 +22,9 @@ import time
 from memgauge._env import ENV_EVENTS_DIR
 from memgauge.capture import _procfs
 from memgauge.capture._events import EventWriter
-from memgauge.capture._gpu_phase import gpu_phase_ended, gpu_phase_started
-from memgauge.capture._training_io import io_between, self_io
 from memgauge.capture._wire import EV_HWM_RESET, EV_PHASE_END, EV_PHASE_START
+from memgauge.sections.gpu import gpu_phase_ended, gpu_phase_started
+from memgauge.sections.training import io_between, self_io
 
 # not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
 TYPE_CHECKING = False

@@ -79,7 +79,7 @@ def counter() -> Pickles | None:
         return None
     _checked_pid = pid
     _counter = None
-    from memgauge.capture._training import current_loop
+    from memgauge.sections.training import current_loop
 
     loop = current_loop()
     if loop is None:

@@ -1,7 +1,7 @@
 """Memory remedies applied to a program's model without editing the program, for ``memgauge fit
 --remedies``: each runs in a fresh process that the runner starts with ``MEMGAUGE_REMEDY`` set.
 
-Applied once torch is imported (``_torch``'s finder calls ``apply_from_env``), through torch's global
+Applied once torch is imported (``_torch``'s finder calls ``apply_remedies_from_env``), through torch's global
 module hooks: the first module called outside any other one that has child modules and parameters
 is the model (a loss module called first has no children). At its first call:
 
@@ -32,7 +32,7 @@ from torch.utils.checkpoint import checkpoint
 
 from memgauge._env import ENV_REMEDY, ENV_REMEDY_REPORT
 from memgauge.capture._remedies_env import HOOKED_REMEDIES
-from memgauge.capture._torch_compat import hidden, model_of, quiet_compile_warning
+from memgauge.sections.torch import hidden, model_of, quiet_compile_warning
 
 _applied: Remedies | None = None
 
@@ -67,7 +67,7 @@ class Remedies:
 
     def pre(self, module: torch.nn.Module, args: object) -> None:
         # inside a module Dynamo compiles or torch.jit.trace records, the hooks keep out (Dynamo
-        # failed on their state, as on the tracker's: capture/_torch_compat.py); a compiled model
+        # failed on their state, as on the tracker's: sections/torch/_capture_compat.py); a compiled model
         # gets its remedies at the call of its OptimizedModule, outside the compiled region
         if hidden():
             return
@@ -180,7 +180,7 @@ def requested(environ: dict[str, str] | os._Environ[str] | None = None) -> tuple
     return tuple(name for name in value.split(",") if name in HOOKED_REMEDIES)
 
 
-def apply_from_env() -> Remedies | None:
+def apply_remedies_from_env() -> Remedies | None:
     """Install the hooks ``MEMGAUGE_REMEDY`` asks for, once per process; None when it asks for none."""
     global _applied
     names = requested()

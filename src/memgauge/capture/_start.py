@@ -83,10 +83,14 @@ def start_all() -> None:
 
     # a finder that waits for `import multiprocessing`: bytes pickled between processes
     _pickles.install()
-    from memgauge.capture import _torch
+    from memgauge.sections import SECTIONS
 
-    # a finder that waits for the program's own `import torch` (MEMGAUGE_TORCH=off: nothing)
-    _torch.install(directory)
+    # each section's start in the measured process, by the registry: the torch section's is a
+    # finder that waits for the program's own `import torch` (MEMGAUGE_TORCH=off: nothing)
+    for spec in SECTIONS:
+        start = spec.part("capture")
+        if start is not None:
+            start(directory)
     from memgauge._env import ENV_REMEDY
 
     if os.environ.get(ENV_REMEDY):

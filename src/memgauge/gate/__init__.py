@@ -28,11 +28,12 @@ from __future__ import annotations
 from memgauge.gate._budget import METRICS, Budget, BudgetError, Limit, format_amount, parse_budget
 from memgauge.gate._config import ConfigError, GateConfig, load_config, resolve_budget
 from memgauge.gate._proof import apply_proof, proved_limit
-from memgauge.gate._records import Blame, CheckResult, Verdict
+from memgauge.gate._records import FAIL, Blame, CheckResult, Verdict
 from memgauge.gate._render import bencher_bmf, result_line, verdict_json, verdict_text
 from memgauge.gate._verdict import judge, judge_baseline, judge_runs, measure
 
 __all__ = [
+    "FAIL",
     "METRICS",
     "Blame",
     "Budget",

@@ -46,14 +46,14 @@ from __future__ import annotations
 
 from memgauge.gate._budget import METRICS, Budget, Limit, format_amount
 from memgauge.gate._ceiling import Ceiling, ceiling
-from memgauge.gate._gpu import under_gpu_cap
 from memgauge.gate._records import FAIL, PASS, UNMEASURED, Blame, CheckResult, Verdict
-from memgauge.gate._training_budget import TRAINING_METRICS, training_figure
 from memgauge.model import Attribution, PhaseRecord, Profile
+from memgauge.sections import SECTIONS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
 
 __all__ = ["judge", "judge_baseline", "judge_runs", "measure", "phase_names"]
 
@@ -70,13 +70,10 @@ def measure(profile: Profile, metric: str, phase: str | None = None) -> tuple[fl
     and a note: why it is None, or what to know about it ("" when nothing)."""
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}")
-    if metric in TRAINING_METRICS:
-        return training_figure(profile, metric)
-    if metric == "gpu":
-        from memgauge.analysis import gpu_budget_figure, gpu_phase_figure
-
-        gpu, note = gpu_budget_figure(profile) if phase is None else gpu_phase_figure(profile, phase)
-        return (None if gpu is None else float(gpu)), note
+    section = _budget_part(metric)
+    if section is not None:
+        figure: tuple[float | None, str] = section.figure(profile, metric, phase)
+        return figure
     if metric == "disk":
         disk = (profile.environment.get("sandbox") or {}).get("disk") or {}
         if phase is not None or not isinstance(disk.get("peak_bytes"), int):
@@ -89,6 +86,16 @@ def measure(profile: Profile, metric: str, phase: str | None = None) -> tuple[fl
             return profile.wall_seconds, ""
         return profile.cpu.user_seconds + profile.cpu.system_seconds, ""
     return _phase_figure(profile, metric, phase)
+
+
+def _budget_part(metric: str) -> Any:
+    """The budget part of the section that owns ``metric`` (its figure, and its results after
+    judging: the registry's "budget"), None for the core's own metrics."""
+    for spec in SECTIONS:
+        part = spec.part("budget")
+        if part is not None and metric in part.METRICS:
+            return part
+    return None
 
 
 def _phase_figure(profile: Profile, metric: str, phase: str) -> tuple[float | None, str]:
@@ -140,8 +147,9 @@ def judge_runs(runs: Sequence[Profile], budget: Budget, *, allow_unmeasured: boo
             )
         if limit.metric == "rss" and limit.phase is None and ceilings:
             result = _at_the_ceiling(result, runs, ceilings)
-        if limit.metric == "gpu" and limit.phase is None:
-            result = under_gpu_cap(result, runs)
+        section = _budget_part(limit.metric)
+        if section is not None:
+            result = section.judged(result, runs)
         results.append(result)
     failed, status = _program_status(runs, budget)
     return Verdict(tuple(results), failed, status, runs=len(runs), allow_unmeasured=allow_unmeasured)

@@ -24,9 +24,9 @@ from memgauge.model._peak import Attribution, Peak
 
 if TYPE_CHECKING:
     # loaded with the first record that has them (_section_parts)
-    from memgauge.model._gpu import GpuDevice
-    from memgauge.model._torch import TorchMemory
-    from memgauge.model._training import Training
+    from memgauge.sections.gpu import GpuDevice
+    from memgauge.sections.torch import TorchMemory
+    from memgauge.sections.training import Training
 
 SCHEMA_VERSION = PROFILE.version
 # versions from_dict reads: a v1 profile (before line attribution) reads with those parts empty, a
@@ -323,19 +323,13 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
 
 
 def _section_parts(data: dict[str, Any]) -> dict[str, Any]:
-    """The sections' parts of a profile (torch, gpu, training), each loaded with the first record
-    that has it: their dataclasses cost ~15 ms to create, and most runs have none of them."""
-    parts: dict[str, Any] = {}
-    if data.get("torch") is not None:
-        from memgauge.model._torch import TorchMemory
+    """The sections' parts of a profile (torch, gpu, training: the registry's "record" parts), each
+    loaded with the first record that has it: their dataclasses cost ~15 ms to create, and most
+    runs have none of them."""
+    from memgauge.sections import SECTIONS
 
-        parts["torch"] = TorchMemory.from_dict(data["torch"])
-    if data.get("gpu"):
-        from memgauge.model._gpu import GpuDevice
-
-        parts["gpu"] = [GpuDevice.from_dict(d) for d in data["gpu"]]
-    if data.get("training") is not None:
-        from memgauge.model._training import Training
-
-        parts["training"] = Training.from_dict(data["training"])
-    return parts
+    return {
+        spec.field: spec.part("record")(data[spec.field])
+        for spec in SECTIONS
+        if data.get(spec.field) not in (None, [])
+    }

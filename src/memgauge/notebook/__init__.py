@@ -13,7 +13,6 @@ from memgauge._lazy import attach
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge.notebook._gpu import GpuMonitor, GpuPeak, NoGpu, TorchCudaMonitor
     from memgauge.notebook._magics import (
         MemgaugeMagics,
         load_ipython_extension,
@@ -28,8 +27,6 @@ if TYPE_CHECKING:
 _NAMES = {
     "CellMemory": "_watch",
     "FunctionLines": "_mprun",
-    "GpuMonitor": "_gpu",
-    "GpuPeak": "_gpu",
     "inline_bundle": "_report",
     "LineMemory": "_mprun",
     "LineProfile": "_mprun",
@@ -39,24 +36,18 @@ _NAMES = {
     "Measured": "_measure",
     "MemgaugeMagics": "_magics",
     "MemitResult": "_measure",
-    "NoGpu": "_gpu",
-    "TorchCudaMonitor": "_gpu",
     "unload_ipython_extension": "_magics",
     "use_gpu_monitor": "_magics",
 }
 __all__ = [
     "CellMemory",
     "FunctionLines",
-    "GpuMonitor",
-    "GpuPeak",
     "LineMemory",
     "LineProfile",
     "LineRow",
     "Measured",
     "MemgaugeMagics",
     "MemitResult",
-    "NoGpu",
-    "TorchCudaMonitor",
     "inline_bundle",
     "load_ipython_extension",
     "measure",

@@ -1,57 +1,132 @@
-"""Renderers: one method, ``render(profile) -> str`` (a sweep's: ``render(analysis) -> str``)."""
+"""Renderers: one method, ``render(profile) -> str`` (a sweep's: ``render(analysis) -> str``).
 
-from memgauge.render._base import Renderer
-from memgauge.render._compare import (
-    MarkdownComparisonRenderer,
-    TerminalComparisonRenderer,
-    comparison_headline,
-)
-from memgauge.render._fit_html import HtmlFitRenderer, JsonFitRenderer
-from memgauge.render._fit_terminal import TerminalFitRenderer, fit_trial_line
-from memgauge.render._html import HtmlRenderer
-from memgauge.render._html_compare import HtmlComparisonRenderer
-from memgauge.render._html_sweep import HtmlSweepRenderer
-from memgauge.render._json import JsonRenderer
-from memgauge.render._markdown import MarkdownRenderer
-from memgauge.render._plan import (
-    HtmlPlanRenderer,
-    JsonPlanRenderer,
-    MarkdownPlanRenderer,
-    TerminalPlanRenderer,
-)
-from memgauge.render._remedies_html import (
-    HtmlRemediesRenderer,
-    JsonRemediesRenderer,
-    prediction_json,
-    remedies_json,
-    remedies_section,
-)
-from memgauge.render._remedies_text import (
-    MarkdownRemediesRenderer,
-    TerminalPredictionRenderer,
-    TerminalRemediesRenderer,
-)
-from memgauge.render._sweep_json import JsonSweepRenderer, sweep_json
-from memgauge.render._sweep_terminal import TerminalSweepRenderer
-from memgauge.render._terminal import TerminalRenderer
+Lazy: importing this face loads no renderer until its name is used (a section's report blocks
+import the document's vocabulary from here while the renderers import the sections' registry)."""
+
+from __future__ import annotations
+
+from memgauge._lazy import attach
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.render._base import Renderer
+    from memgauge.render._compare import (
+        MarkdownComparisonRenderer,
+        TerminalComparisonRenderer,
+        comparison_headline,
+    )
+    from memgauge.render._document import Block, Chart, Column, Items, Paragraph, Section, Table
+    from memgauge.render._fit_html import HtmlFitRenderer, JsonFitRenderer
+    from memgauge.render._fit_terminal import TerminalFitRenderer, fit_trial_line
+    from memgauge.render._format import MISSING, format_number, md_row, md_text, percent
+    from memgauge.render._html import HtmlRenderer
+    from memgauge.render._html_compare import HtmlComparisonRenderer
+    from memgauge.render._html_page import Part, items, table, text
+    from memgauge.render._html_sweep import HtmlSweepRenderer
+    from memgauge.render._json import JsonRenderer
+    from memgauge.render._layout import Layout
+    from memgauge.render._markdown import MarkdownRenderer
+    from memgauge.render._plan import (
+        HtmlPlanRenderer,
+        JsonPlanRenderer,
+        MarkdownPlanRenderer,
+        TerminalPlanRenderer,
+    )
+    from memgauge.render._remedies_html import (
+        HtmlRemediesRenderer,
+        JsonRemediesRenderer,
+        prediction_json,
+        remedies_json,
+        remedies_section,
+    )
+    from memgauge.render._remedies_text import (
+        MarkdownRemediesRenderer,
+        TerminalPredictionRenderer,
+        TerminalRemediesRenderer,
+    )
+    from memgauge.render._sweep_json import JsonSweepRenderer, sweep_json
+    from memgauge.render._sweep_terminal import TerminalSweepRenderer
+    from memgauge.render._terminal import TerminalRenderer
+    from memgauge.render._text import torch_leak_text, torch_oom_text
+
+_NAMES = {
+    "Block": "_document",
+    "Chart": "_document",
+    "Column": "_document",
+    "comparison_headline": "_compare",
+    "fit_trial_line": "_fit_terminal",
+    "format_number": "_format",
+    "HtmlComparisonRenderer": "_html_compare",
+    "HtmlFitRenderer": "_fit_html",
+    "HtmlPlanRenderer": "_plan",
+    "HtmlRemediesRenderer": "_remedies_html",
+    "HtmlRenderer": "_html",
+    "HtmlSweepRenderer": "_html_sweep",
+    "Items": "_document",
+    "items": "_html_page",
+    "JsonFitRenderer": "_fit_html",
+    "JsonPlanRenderer": "_plan",
+    "JsonRemediesRenderer": "_remedies_html",
+    "JsonRenderer": "_json",
+    "JsonSweepRenderer": "_sweep_json",
+    "Layout": "_layout",
+    "MarkdownComparisonRenderer": "_compare",
+    "MarkdownPlanRenderer": "_plan",
+    "MarkdownRemediesRenderer": "_remedies_text",
+    "MarkdownRenderer": "_markdown",
+    "md_row": "_format",
+    "md_text": "_format",
+    "MISSING": "_format",
+    "Paragraph": "_document",
+    "Part": "_html_page",
+    "percent": "_format",
+    "prediction_json": "_remedies_html",
+    "remedies_json": "_remedies_html",
+    "remedies_section": "_remedies_html",
+    "Renderer": "_base",
+    "Section": "_document",
+    "sweep_json": "_sweep_json",
+    "Table": "_document",
+    "table": "_html_page",
+    "TerminalComparisonRenderer": "_compare",
+    "TerminalFitRenderer": "_fit_terminal",
+    "TerminalPlanRenderer": "_plan",
+    "TerminalPredictionRenderer": "_remedies_text",
+    "TerminalRemediesRenderer": "_remedies_text",
+    "TerminalRenderer": "_terminal",
+    "TerminalSweepRenderer": "_sweep_terminal",
+    "text": "_html_page",
+    "torch_leak_text": "_text",
+    "torch_oom_text": "_text",
+}
 
 __all__ = [
+    "MISSING",
+    "Block",
+    "Chart",
+    "Column",
     "HtmlComparisonRenderer",
     "HtmlFitRenderer",
     "HtmlPlanRenderer",
     "HtmlRemediesRenderer",
     "HtmlRenderer",
     "HtmlSweepRenderer",
+    "Items",
     "JsonFitRenderer",
     "JsonPlanRenderer",
     "JsonRemediesRenderer",
     "JsonRenderer",
     "JsonSweepRenderer",
+    "Layout",
     "MarkdownComparisonRenderer",
     "MarkdownPlanRenderer",
     "MarkdownRemediesRenderer",
     "MarkdownRenderer",
+    "Paragraph",
+    "Part",
     "Renderer",
+    "Section",
+    "Table",
     "TerminalComparisonRenderer",
     "TerminalFitRenderer",
     "TerminalPlanRenderer",
@@ -61,8 +136,19 @@ __all__ = [
     "TerminalSweepRenderer",
     "comparison_headline",
     "fit_trial_line",
+    "format_number",
+    "items",
+    "md_row",
+    "md_text",
+    "percent",
     "prediction_json",
     "remedies_json",
     "remedies_section",
     "sweep_json",
+    "table",
+    "text",
+    "torch_leak_text",
+    "torch_oom_text",
 ]
+
+__getattr__, __dir__ = attach(__name__, _NAMES)

@@ -25,7 +25,7 @@ from memgauge.render._format import (
 )
 from memgauge.render._layout import Layout, console, without_trailing_blanks
 from memgauge.render._text import HELD_TITLE
-from memgauge.render._training_compare import training_compare_markdown, training_compare_terminal
+from memgauge.sections.training import training_compare_markdown, training_compare_terminal
 
 _LINE_WIDTH = 40  # the most a line location takes before it is cut
 _PHASE_WIDTH = 32

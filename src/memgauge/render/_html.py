@@ -42,10 +42,10 @@ from memgauge.render._html_tables import (
     processes,
     rollups,
 )
-from memgauge.render._html_torch import torch_data
 from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.render._text import needs_lines
-from memgauge.render._training_html import training_data
+from memgauge.sections.torch import torch_data
+from memgauge.sections.training import training_data
 
 _MAX_SERIES = 8  # per-process memory lines drawn besides the tree total
 _MAX_SHADED = 200  # phase spans shaded on the memory chart

@@ -11,7 +11,7 @@ from typing import Any
 from memgauge.analysis import Comparison, ComparisonRow, has_values, ran_repeatedly
 from memgauge.render._format import esc, format_delta, format_figure, format_ratio
 from memgauge.render._html_page import Cell, Part, Sections, code, items, page, table, text
-from memgauge.render._training_compare import training_compare_html
+from memgauge.sections.training import training_compare_html
 
 
 def _cells(row: ComparisonRow) -> list[Cell]:

@@ -4,9 +4,10 @@ terminal, Markdown and HTML reports use the same words for the same figures."""
 from __future__ import annotations
 
 from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import ImportTotals, StepLeak, contention_share, cpu_lines, short_path
-from memgauge.model import Profile, Reconciliation, TorchOom
+from memgauge.analysis import ImportTotals, contention_share, cpu_lines, short_path
+from memgauge.model import Profile, Reconciliation
 from memgauge.render._format import format_rate, peak_bound
+from memgauge.sections.torch import StepLeak, TorchOom
 
 CPU_FIGURES = ["cpu", "python", "native", "wait", "memory"]
 # with CPU contention (``cpu_figures``): the share of a line's time queued for a CPU, before "wait"

@@ -13,6 +13,7 @@ from memgauge._lazy import attach
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memgauge.isolation import HardLimits
+    from memgauge.runner._assemble_sections import SectionInputs
     from memgauge.runner._fit import (
         FitResult,
         Proof,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from memgauge.runner._together import run_together
 
 _NAMES = {
+    "SectionInputs": "_assemble_sections",
     "default_roots": "_fit",
     "evict_page_cache": "_fit",
     "fit_limit": "_fit",
@@ -55,6 +57,7 @@ __all__ = [
     "HardLimits",
     "Proof",
     "RunOptions",
+    "SectionInputs",
     "Target",
     "Trial",
     "default_roots",

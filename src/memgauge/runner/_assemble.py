@@ -37,7 +37,7 @@ from memgauge.model import (
     Profile,
     Reconciliation,
 )
-from memgauge.runner._assemble_sections import section_parts
+from memgauge.runner._assemble_sections import SectionInputs, section_parts
 from memgauge.runner._order import (
     allocations_of,
     capped,
@@ -58,7 +58,7 @@ from memgauge.watcher import (
 
 if TYPE_CHECKING:
     from memgauge.runner._options import RunOptions
-    from memgauge.watcher import NvmlSamples
+    from memgauge.sections.gpu import NvmlSamples
 from memgauge.runner._target import Target
 from memgauge.runner._unsampled import charge_unsampled
 
@@ -224,7 +224,10 @@ def assemble_profile(
     # before the Profile: its warnings are capped there
     measurement = environment["measurement"]
     cpu = watcher.cpu.build
-    parts = section_parts(events_dir, t0, options, gpu_seen, processes, line_data, warnings, cpu, measurement)
+    inputs = SectionInputs(
+        events_dir, t0, options, gpu_seen, processes, line_data, warnings, cpu, measurement
+    )
+    parts = section_parts(inputs)
     return Profile(
         command=target.display(),
         exit=_exit_status(state.reaped[state.main_pid].status, oom),

@@ -1,6 +1,7 @@
-"""The sections' parts of a run's profile (torch, GPU, training), each assembled only where the run
-left something for it: a torch or training record in the events directory, or NVML's samples. A
-run without torch, a GPU or a loop (most runs) loads none of their readers, analyses and records,
+"""The sections' parts of a run's profile (torch, GPU, training), each put together by its
+section's "assemble" part (``memgauge.sections``), in the sections' order, only where the run left
+something for it: a torch or training record in the events directory, or NVML's samples. A run
+without torch, a GPU or a loop (most runs) loads none of their readers, analyses and records,
 whose dataclasses alone cost ~15 ms after the program's end, where every millisecond is the run's."""
 
 from __future__ import annotations
@@ -8,45 +9,61 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memgauge.capture import records_written
+from memgauge.sections import ordered
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from memgauge.capture import LineData
-    from memgauge.model import CaptureWarning, CpuUsage, ProcessRecord
+    from memgauge.model import CaptureWarning, ProcessRecord
     from memgauge.runner._options import RunOptions
-    from memgauge.watcher import NvmlSamples
+    from memgauge.sections.gpu import NvmlSamples
+    from memgauge.sections.training import CpuUsage
 
 
-def section_parts(
-    events_dir: str,
-    t0: float,
-    options: RunOptions,
-    gpu_seen: tuple[NvmlSamples | None, str],
-    processes: list[ProcessRecord],
-    line_data: LineData,
-    warnings: list[CaptureWarning],
-    cpu: Callable[[], CpuUsage],
-    measurement: dict[str, Any],
-) -> dict[str, Any]:
-    """The ``Profile`` fields ``torch``, ``gpu`` and ``training`` that the run has, and the GPU's
-    line in ``measurement``; ``gpu_seen``: NVML's samples, or None and why not. ``line_data`` gets
-    each line's GPU time."""
-    written = records_written(events_dir)
-    parts: dict[str, Any] = {}
-    measurement["gpu"] = gpu_seen[1] or "no GPU used by the run"
-    if "torch" in written or gpu_seen[0] is not None:
-        from memgauge.capture import read_torch
-        from memgauge.runner._assemble_gpu import add_gpu_time, gpu_of
+class SectionInputs:
+    """What a section's "assemble" part may read of a finished run, and where it puts its part.
 
-        if options.torch != "off":
-            parts["torch"] = read_torch(events_dir, t0, warnings=warnings)
-        tree = {p.pid for p in processes}
-        parts["gpu"], measurement["gpu"] = gpu_of(events_dir, gpu_seen, tree, warnings, t0)
-        add_gpu_time(line_data.lines, line_data.line_times, parts["gpu"])  # GPU time per line
-    if "training" in written:
-        from memgauge.runner._assemble_training import training_of
+    ``written``: the record kinds the run's processes wrote (``capture.records_written``), and
+    ``sources`` those with "nvml" where NVML sampled;
+    ``gpu_seen``: NVML's samples, or None and why not; ``cpu()``: the run's CPU usage (computed on
+    first call); ``parts``: the ``Profile`` fields assembled so far, by field (a section reads the
+    parts of those it comes after); ``measurement``: the profile's ``measurement`` lines; a
+    section's part adds its line's GPU time to ``line_data``."""
 
-        gpu = parts.get("gpu", [])
-        parts["training"] = training_of(events_dir, t0, processes, warnings=warnings, cpu=cpu(), gpu=gpu)
-    return parts
+    def __init__(
+        self,
+        events_dir: str,
+        t0: float,
+        options: RunOptions,
+        gpu_seen: tuple[NvmlSamples | None, str],
+        processes: list[ProcessRecord],
+        line_data: LineData,
+        warnings: list[CaptureWarning],
+        cpu: Callable[[], CpuUsage],
+        measurement: dict[str, Any],
+    ) -> None:
+        self.events_dir = events_dir
+        self.t0 = t0
+        self.options = options
+        self.gpu_seen = gpu_seen
+        self.processes = processes
+        self.line_data = line_data
+        self.warnings = warnings
+        self.cpu = cpu
+        self.measurement = measurement
+        self.written = records_written(events_dir)
+        self.sources = self.written | ({"nvml"} if gpu_seen[0] is not None else set())
+        self.parts: dict[str, Any] = {}
+
+
+def section_parts(inputs: SectionInputs) -> dict[str, Any]:
+    """The ``Profile`` fields of every section that has something of the run, and their lines in
+    ``inputs.measurement`` (the GPU's: what NVML saw, or why nothing)."""
+    inputs.measurement["gpu"] = inputs.gpu_seen[1] or "no GPU used by the run"
+    for spec in ordered():
+        if inputs.sources.intersection(spec.sources):  # else its modules stay unloaded
+            assemble = spec.part("assemble")
+            if assemble is not None:
+                assemble(inputs)
+    return inputs.parts

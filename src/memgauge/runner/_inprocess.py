@@ -30,11 +30,11 @@ from memgauge.capture import (
     unlisten_metrics,
 )
 from memgauge.model import Attribution, CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
-from memgauge.runner._inprocess_gpu import BlockGpu
 from memgauge.runner._inprocess_needs import record_needs
-from memgauge.runner._inprocess_torch import BlockTorch
-from memgauge.runner._inprocess_training import BlockTraining
 from memgauge.runner._order import capped, leak_suspects_of, order_phases
+from memgauge.sections.gpu import BlockGpu
+from memgauge.sections.torch import BlockTorch
+from memgauge.sections.training import BlockTraining
 from memgauge.watcher import machine_environment
 
 if TYPE_CHECKING:

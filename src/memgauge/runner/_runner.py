@@ -260,7 +260,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         child = _spawn(isolation, target, env, preexec)
         _set_subreaper(True)
         # the watcher's modules load while the program starts, on the other core
-        from memgauge.watcher import start_nvml_sampler
+        from memgauge.sections.gpu import start_nvml_sampler
 
         builder, watcher = _watcher(child.pid, group, limits, options, t0)
         state = RunState(child.pid)

@@ -20,13 +20,6 @@ if TYPE_CHECKING:
     from memgauge.watcher._cpu_group import create_cpu_group
     from memgauge.watcher._descendants import Descendants
     from memgauge.watcher._environment import machine_environment
-    from memgauge.watcher._nvml import (
-        NvmlDevice,
-        ScriptedNvmlSource,
-        open_nvml,
-    )
-    from memgauge.watcher._nvml_sampler import NvmlDeviceSamples, NvmlSampler, NvmlSamples
-    from memgauge.watcher._nvml_start import start_nvml_sampler
     from memgauge.watcher._outside import OutsideLines, outside_refusal
     from memgauge.watcher._own_group import own_oom_kills
     from memgauge.watcher._timeline import TimelineBuilder
@@ -41,13 +34,6 @@ _NAMES = {
     "create_pids_group": "_cgroup_pids",
     "Descendants": "_descendants",
     "machine_environment": "_environment",
-    "NvmlDevice": "_nvml",
-    "ScriptedNvmlSource": "_nvml",
-    "open_nvml": "_nvml",
-    "NvmlDeviceSamples": "_nvml_sampler",
-    "NvmlSampler": "_nvml_sampler",
-    "NvmlSamples": "_nvml_sampler",
-    "start_nvml_sampler": "_nvml_start",
     "MemoryGroup": "_cgroup",
     "PidsGroup": "_cgroup_pids",
     "PREFIX": "_cgroup_host",
@@ -66,13 +52,8 @@ __all__ = [
     "CgroupHost",
     "Descendants",
     "MemoryGroup",
-    "NvmlDevice",
-    "NvmlDeviceSamples",
-    "NvmlSampler",
-    "NvmlSamples",
     "OutsideLines",
     "PidsGroup",
-    "ScriptedNvmlSource",
     "TimelineBuilder",
     "TreeNeeds",
     "TreeWatcher",
@@ -84,10 +65,8 @@ __all__ = [
     "group_page_cache",
     "machine_environment",
     "memory_limit",
-    "open_nvml",
     "outside_refusal",
     "own_oom_kills",
-    "start_nvml_sampler",
     "user_cmdline",
 ]
 __getattr__, __dir__ = attach(__name__, _NAMES)

@@ -1,0 +1,72 @@
+"""The sections' registry: each feature's folder reached by the core through its parts, in the
+order their dependencies give, and nothing of a section loaded before a part of it is asked for."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from memgauge.gate import judge, parse_budget
+from memgauge.render._sections import SECTIONS as REPORT_SECTIONS
+from memgauge.sections import SECTIONS, SectionSpec, ordered, section
+from memgauge.sections.gpu import GpuDevice
+from tests.factories import MIB, make_profile
+
+KINDS = {"capture", "assemble", "record", "report", "budget"}
+
+
+def test_a_section_comes_after_those_it_builds_on() -> None:
+    specs = [
+        SectionSpec("c", "c", ("b",), {}),
+        SectionSpec("b", "b", ("a",), {}),
+        SectionSpec("a", "a", (), {}),
+        SectionSpec("d", "d", ("elsewhere",), {}),  # not registered: no constraint
+    ]
+    assert [s.name for s in ordered(specs)] == ["a", "d", "b", "c"]
+    assert [s.name for s in ordered()] == ["torch", "gpu", "training"]  # training reads the GPU's
+
+
+def test_sections_that_build_on_each_other_are_refused() -> None:
+    specs = [SectionSpec("a", "a", ("b",), {}), SectionSpec("b", "b", ("a",), {})]
+    with pytest.raises(RuntimeError, match="build on each other: a, b"):
+        list(ordered(specs))
+
+
+@pytest.mark.parametrize("spec", SECTIONS, ids=lambda s: s.name)
+def test_every_part_of_every_section_loads_from_its_folder(spec: SectionSpec) -> None:
+    assert set(spec.parts) <= KINDS
+    for kind in spec.parts:
+        part = spec.part(kind)
+        assert part is not None, kind
+        # a report part is a tuple of its sections' builders
+        first = part[0][2] if isinstance(part, tuple) else part
+        module = part if isinstance(part, types.ModuleType) else sys.modules[first.__module__]
+        assert module.__name__.startswith(f"memgauge.sections.{spec.name}."), (kind, module.__name__)
+    assert spec.part("no such kind") is None
+    assert section(spec.name) is spec
+
+
+def test_the_report_sections_are_the_folders_report_parts_in_order() -> None:
+    expected = [entry[0] for spec in SECTIONS for entry in spec.part("report") or ()]
+    assert [entry.id for entry in REPORT_SECTIONS._entries] == expected
+    assert expected == ["torch", "training", "phase-io", "gpu"]
+
+
+def test_a_sections_budget_metric_is_judged_by_its_part() -> None:
+    profile = make_profile()
+    profile.gpu = [GpuDevice(index=0, name="fake", total_bytes=80 << 30, reserved_peak=300 * MIB)]
+    verdict = judge(profile, parse_budget("gpu=1GiB samples_per_s>=10"))
+    gpu, rate = verdict.results
+    assert gpu.measured == 300 * MIB and gpu.status == "pass"
+    assert rate.measured is None and "no training steps" in rate.note
+
+
+def test_each_section_names_the_sources_its_assembly_reads() -> None:
+    # a run without any of them loads none of the section's assembly (test_startup.py)
+    assert {s.name: s.sources for s in SECTIONS} == {
+        "torch": ("torch", "nvml"),
+        "training": ("training",),
+        "gpu": ("torch", "nvml"),
+    }
