@@ -16,6 +16,7 @@ from memgauge import phase
 from memgauge.gate import judge, parse_budget
 from memgauge.runner import profile
 from memgauge.sections.gpu import GpuLog, ScriptedCudaSource
+from memgauge.sections.gpu._capture_plug import follow_phases
 from memgauge.sections.torch._capture import set_torch_tracker
 from memgauge.sections.torch._capture_track import Tracker
 
@@ -34,6 +35,7 @@ def tracker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Tracker
     frames.append(frame(100 * MIB, 520 * MIB))
     t = Tracker("summary")
     t.gpu = GpuLog(ScriptedCudaSource({"devices": [{"uuid": "u0", "frames": frames}]}))
+    follow_phases()  # as the GPU section does where it plugs into the tracker
     device = {"uuid": "GPU-u0", "name": "fake", "total": 80 << 30}
     device["frames"] = [{"used": 1200 * MIB, "utilization": 30, "processes": {str(os.getpid()): 1100 * MIB}}]
     (tmp_path / "nvml.json").write_text(json.dumps({"devices": [device]}))

@@ -12,6 +12,7 @@ import pytest
 from memgauge.capture._phases import PhaseTracker
 from memgauge.gate import judge, parse_budget
 from memgauge.sections.gpu import GpuDevice, GpuLog, GpuWindow, ScriptedCudaSource, gpu_phase_figure
+from memgauge.sections.gpu._capture_plug import follow_phases
 from memgauge.sections.torch._capture import set_torch_tracker
 from memgauge.sections.torch._capture_track import Tracker
 from tests.factories import make_profile
@@ -57,6 +58,7 @@ def tracked(frames: list[dict[str, int]], initialized: bool = True) -> Iterator[
     tracker = Tracker("summary")
     script = {"initialized": initialized, "devices": [{"uuid": "u0", "frames": frames}]}
     tracker.gpu = GpuLog(ScriptedCudaSource(script))
+    follow_phases()  # as the GPU section does where it plugs into the tracker
     set_torch_tracker(tracker)
     try:
         yield tracker

@@ -1,5 +1,5 @@
-"""The torch tracker follows some steps tensor by tensor (``_torch_sampling``): the policy on its own,
-then a real tracker on real CPU training loops, steady and leaking."""
+"""The torch tracker follows some steps tensor by tensor (``sections/torch/_capture_sampling``): the policy on
+its own, then a real tracker on real CPU training loops, steady and leaking."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from memgauge.capture import STEADY_AFTER
 from memgauge.model import Profile
 from memgauge.sections.training import (
     TrainingCounter,
@@ -20,7 +21,7 @@ from memgauge.sections.training import (
     summarize_training,
     warmup_steps,
 )
-from memgauge.sections.training._capture import STEADY_AFTER, Loop, batch_samples
+from memgauge.sections.training._capture import Loop, batch_samples
 from tests.factories import make_profile
 
 

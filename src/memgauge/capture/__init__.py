@@ -34,10 +34,12 @@ if TYPE_CHECKING:
         PhaseTracker,
         ProcSelfSource,
         active_tracker,
+        add_phase_listener,
         phase,
         set_tracker,
     )
     from memgauge.capture._predict import start_prediction_from_env
+    from memgauge.capture._proc_io import parse_io
     from memgauge.capture._procfs import (
         PAGE_SIZE,
         OpenFiles,
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
     from memgauge.capture._protocols import MemorySource
     from memgauge.capture._record import listen_metrics, metrics_from_events, record, unlisten_metrics
     from memgauge.capture._remedies import apply_remedies_from_env
-    from memgauge.capture._sample_keys import BEFORE_KEY
+    from memgauge.capture._sample_keys import BEFORE_KEY, STEADY_AFTER
     from memgauge.capture._sampler import Sampler
     from memgauge.capture._sampling import (
         ATTACHED_MARK,
@@ -98,6 +100,9 @@ if TYPE_CHECKING:
     )
 
 _NAMES = {
+    "STEADY_AFTER": "_sample_keys",
+    "add_phase_listener": "_phases",
+    "parse_io": "_proc_io",
     "apply_remedies_from_env": "_remedies",
     "start_prediction_from_env": "_predict",
     "TORCH": "_wire",
@@ -192,6 +197,7 @@ __all__ = [
     "MODULE_NOT_FOUND",
     "OUTSIDE_MARK",
     "PAGE_SIZE",
+    "STEADY_AFTER",
     "TORCH",
     "TORCH_FIELDS",
     "TORCH_OOM_FIELDS",
@@ -220,6 +226,7 @@ __all__ = [
     "WritePace",
     "active_sampler",
     "active_tracker",
+    "add_phase_listener",
     "apply_remedies_from_env",
     "is_library",
     "is_own",
@@ -233,6 +240,7 @@ __all__ = [
     "orphaned_entries",
     "paced_write",
     "parse_high_water",
+    "parse_io",
     "parse_stat",
     "phase",
     "pid_of",

@@ -22,9 +22,8 @@ import time
 from memgauge._env import ENV_EVENTS_DIR
 from memgauge.capture import _procfs
 from memgauge.capture._events import EventWriter
+from memgauge.capture._proc_io import io_between, self_io
 from memgauge.capture._wire import EV_HWM_RESET, EV_PHASE_END, EV_PHASE_START
-from memgauge.sections.gpu import gpu_phase_ended, gpu_phase_started
-from memgauge.sections.training import io_between, self_io
 
 # not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
 TYPE_CHECKING = False
@@ -44,6 +43,18 @@ if TYPE_CHECKING:
         def phase_ended(self, closed: ClosedPhase) -> None: ...
 
         def high_water_reset(self, high_water_before: int) -> None: ...
+
+
+# what follows phases beside their sink, added by a section as it starts in this process (the GPU
+# section's allocator windows, once the program's torch is tracked): (started(phase), ended(phase,
+# name)) each, called as the phase starts and ends
+_listeners: list[tuple[Callable[[OpenPhase], None], Callable[[OpenPhase, str], None]]] = []
+
+
+def add_phase_listener(started: Callable[[OpenPhase], None], ended: Callable[[OpenPhase, str], None]) -> None:
+    """Call ``started`` and ``ended`` at every phase's start and end in this process (once)."""
+    if (started, ended) not in _listeners:
+        _listeners.append((started, ended))
 
 
 class ProcSelfSource:
@@ -156,7 +167,8 @@ class PhaseTracker:
             self._open[phase.id] = phase
             stack.append(phase.id)
             self.sink.phase_started(phase, hwm)
-            gpu_phase_started(phase)  # torch's allocator peaks, folded and reset as VmHWM is
+            for started, _ in _listeners:
+                started(phase)  # torch's allocator peaks, folded and reset as VmHWM is
             return phase
 
     def end(self, phase: OpenPhase) -> ClosedPhase:
@@ -182,7 +194,8 @@ class PhaseTracker:
             for o in self._open.values():
                 o.peak = max(o.peak, peak)
             closed = ClosedPhase(phase=phase, end=t, end_resident=rss, peak=peak, exact=exact)
-            gpu_phase_ended(phase, phase.name)
+            for _, ended in _listeners:
+                ended(phase, phase.name)
             self.sink.phase_ended(closed)
             return closed
 
@@ -196,7 +209,7 @@ class EventSink:
 
     def __init__(self, writer: EventWriter) -> None:
         self._writer = writer
-        # each open phase's I/O counters at its start (``_training_io``), read after its event;
+        # each open phase's I/O counters at its start (``_proc_io``), read after its event;
         # at its end, what it read and wrote
         self._io: dict[int, Any] = {}
 

@@ -13,9 +13,9 @@ Nothing happens until the program imports ``multiprocessing`` (whose ``context``
 ``reduction``): the bootstrap puts a finder first on ``sys.meta_path`` that answers for
 ``multiprocessing.reduction`` alone. Forked children inherit the wrapped method; spawned ones run
 the bootstrap themselves. Each process counts its own sends into its loop's record
-(``_training.Loop.pickles``): written about once a second while it pickles (``_wire.WritePace``),
-at ``atexit``, and at multiprocessing's own exit of a child process (``util._exit_function``;
-children leave through ``os._exit``, which runs no ``atexit``).
+(``sections/training/_capture.Loop.pickles``): written about once a second while it pickles
+(``_wire.WritePace``), at ``atexit``, and at multiprocessing's own exit of a child process
+(``util._exit_function``; children leave through ``os._exit``, which runs no ``atexit``).
 """
 
 from __future__ import annotations

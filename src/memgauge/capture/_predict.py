@@ -3,7 +3,7 @@ tensors (``torch._subclasses.fake_tensor.FakeTensorMode``), so no tensor memory 
 device or data is needed, stopped after the second optimizer step
 (the first steady one).
 
-Started once torch is imported (``_torch``'s finder calls ``start_prediction_from_env``) when
+Started once torch is imported (``sections/torch/_capture``'s finder calls ``start_prediction_from_env``) when
 ``MEMGAUGE_PREDICT`` names a file: the fake mode is entered for the whole program, so the model's
 parameters, the batch and every tensor after them are fake, with the real shapes and dtypes. The
 torch tracker (started before) counts their storages by role exactly as in a real run; at the end

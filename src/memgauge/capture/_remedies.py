@@ -1,9 +1,9 @@
 """Memory remedies applied to a program's model without editing the program, for ``memgauge fit
 --remedies``: each runs in a fresh process that the runner starts with ``MEMGAUGE_REMEDY`` set.
 
-Applied once torch is imported (``_torch``'s finder calls ``apply_remedies_from_env``), through torch's global
-module hooks: the first module called outside any other one that has child modules and parameters
-is the model (a loss module called first has no children). At its first call:
+Applied once torch is imported (``sections/torch/_capture``'s finder calls ``apply_remedies_from_env``),
+through torch's global module hooks: the first module called outside any other one that has child modules and
+parameters is the model (a loss module called first has no children). At its first call:
 
 - ``checkpoint``: each child holding parameters (a ``ModuleList``/``ModuleDict`` is looked into,
   having no forward of its own) gets its ``forward`` replaced on the instance by one that runs it

@@ -4,8 +4,8 @@ starts with ``MEMGAUGE_REMEDY=dtypes``.
 
 Standard library only, and nothing happens until the program imports pandas: the bootstrap
 (``_start``) puts a finder first on ``sys.meta_path`` that answers for ``pandas`` alone, the way
-``_torch`` waits for torch; memgauge never imports pandas itself. Once pandas' ``__init__`` has run,
-``pandas.read_csv`` and ``pandas.read_parquet`` are replaced by wrappers that return frames whose
+``sections/torch/_capture`` waits for torch; memgauge never imports pandas itself. Once pandas' ``__init__``
+has run, ``pandas.read_csv`` and ``pandas.read_parquet`` are replaced by wrappers that return frames whose
 float64 columns are float32 and whose text columns with few distinct values (under
 ``CATEGORY_FRACTION`` of the rows) are ``category``:
 

@@ -1,4 +1,5 @@
-"""The pseudo-lines the line sampler (``_sampler``) charges what no line of the program made.
+"""The pseudo-lines the line sampler (``_sampler``) charges what no line of the program made, and
+the steps of a training loop's warm-up.
 
 Plain constants, no imports: this module is loaded into every measured process.
 """
@@ -8,6 +9,10 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     Key = tuple[str, int, str]
+
+# the steps after which a loop is steady: its later steps repeat these, and the line sampler slows
+# down (``_sampling.steady_loop``); the torch tracker follows these tensor by tensor (its ``FIRST``)
+STEADY_AFTER = 10
 
 STARTUP_KEY: Key = ("<startup>", 0, "interpreter start-up")
 INHERITED_KEY: Key = ("<inherited>", 0, "memory of the parent at fork")

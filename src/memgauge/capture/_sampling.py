@@ -90,8 +90,8 @@ def active_sampler() -> Sampler | None:
 
 
 def steady_loop() -> None:
-    """The program's training loop is past its first steps (``_training``): this process's sampler,
-    if one runs, samples every ``STEADY_INTERVAL`` and writes every ``STEADY_FLUSH`` from now on
+    """The program's training loop is past its first steps (``sections/training/_capture``): this process's
+    sampler, if one runs, samples every ``STEADY_INTERVAL`` and writes every ``STEADY_FLUSH`` from now on
     (a new peak still at once)."""
     sampler = active_sampler()
     if sampler is not None and sampler.interval < STEADY_INTERVAL:

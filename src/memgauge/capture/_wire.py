@@ -81,7 +81,7 @@ EVENT_FIELDS = {
 }
 EVENT_OPTIONAL = {
     EV_PHASE_START: {"parent": "int?", "thread": "str", "reset": "bool"},
-    # io: the phase's rchar, wchar, read_bytes, write_bytes (``_training_io``)
+    # io: the phase's rchar, wchar, read_bytes, write_bytes (``_proc_io``)
     EV_PHASE_END: {"exact": "bool", "io": "list"},
     # started/ended: the program's first line and its return (monotonic); startup_cpu: the
     # process's CPU seconds by its first line; own_cpu: memgauge's threads' CPU seconds, by name
@@ -154,13 +154,13 @@ TORCH_FIELDS = {
 TORCH_OPTIONAL = {
     "peak_t": "number?",
     "steps_dropped": "int",
-    # the steps not followed tensor by tensor (``_torch_sampling``): counted, not listed
+    # the steps not followed tensor by tensor (``sections/torch/_capture_sampling``): counted, not listed
     "steps_untracked": "int",
     "devices": "list",
     "notes": "list",
     "oom_count": "int",
     "oom": "dict",
-    # the CUDA allocator per device and window (``_gpu.GPU_FIELDS``)
+    # the CUDA allocator per device and window (``sections/gpu/_capture_log.GPU_FIELDS``)
     "gpu": "dict",
 }
 TORCH_STEP_FIELDS = {"start": "number", "seconds": "number", "peak_bytes": "int", "end_bytes": "int"}
@@ -184,8 +184,8 @@ TORCH_OOM_OPTIONAL = {
     "total_bytes": "int",
 }
 
-# ``training.<pid>.json``: the throughput loop's record (``_training.Loop.record``), rewritten whole
-# at most every second at step ends and at exit; ``steps`` are ``TRAINING_STEP_ROW`` rows and
+# ``training.<pid>.json``: the throughput loop's record (``sections/training/_capture.Loop.record``),
+# rewritten whole at most every second at step ends and at exit; ``steps`` are ``TRAINING_STEP_ROW`` rows and
 # ``counters`` map a kind to ``[count, first t, last t]`` (an addition: version 2 still)
 TRAINING_FIELDS = {"pid": "int", "t": "number", "steps": "list", "counters": "dict"}
 TRAINING_OPTIONAL = {
@@ -196,7 +196,8 @@ TRAINING_OPTIONAL = {
     # what the process is to the loop ("DataLoader worker 0"), and its /proc/self/io counters at exit
     "role": "str",
     "io": "dict",
-    # bytes copied across devices (``_copies.Copies.record``) and pickled (``_pickles``)
+    # bytes copied across devices (``sections/training/_capture_copies.Copies.record``) and pickled
+    # (``_pickles``)
     "copies": "dict",
     "pickles": "dict",
 }

@@ -84,6 +84,7 @@ SECTIONS: list[SectionSpec] = [
             "report": "_report:REPORT",
             "budget": "_budget:",
             "record": "_record:read_part",
+            "torch": "_capture_plug:",
         },
     ),
     SectionSpec(
@@ -96,6 +97,7 @@ SECTIONS: list[SectionSpec] = [
             "report": "_report:REPORT",
             "budget": "_budget:",
             "record": "_record:read_part",
+            "torch": "_capture_plug:",
         },
     ),
 ]

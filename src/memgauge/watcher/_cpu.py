@@ -16,7 +16,7 @@ through calls (``rchar``, ``wchar``) per second of each interval, and the last c
 
 from __future__ import annotations
 
-from memgauge.sections.training import parse_io
+from memgauge.capture import parse_io
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """torch's CUDA caching allocator, read inside the measured process at each window's end.
 
-The torch tracker (``_torch_track.Tracker``) owns one ``GpuLog``: it tells it the bytes of every
-storage it counts (per device: the tensors layer) and calls ``window_end`` at each step's end, and
+The torch tracker (``sections/torch/_capture_track.Tracker``) owns one ``GpuLog``: it tells it the bytes of
+every storage it counts (per device: the tensors layer) and calls ``window_end`` at each step's end, and
 its record carries ``GpuLog.record()`` under ``"gpu"`` (``_wire``: ``GPU_FIELDS``). The log reads
 each device's ``memory_stats`` through a ``CudaSource``: ``TorchCudaSource`` (the loaded torch) or,
 in tests only, ``ScriptedCudaSource`` (figures from a JSON script named by ``ENV_FAKE_CUDA``).
@@ -170,8 +170,8 @@ class GpuLog:
         self.windows_dropped = 0
         # device -> [current, peak] bytes of the storages the tracker counts there
         self.tensors: dict[str, list[int]] = {}
-        self.cap: int | None = None  # the bytes torch's reserve was capped at (``_gpu_cap``)
-        self.snapshot = ""  # the file this process dumps its memory history to (``_gpu_snapshot``)
+        self.cap: int | None = None  # the bytes torch's reserve was capped at (``_capture_cap``)
+        self.snapshot = ""  # the file this process dumps its memory history to (``_capture_snapshot``)
         # the windows open now (the step's, phases', blocks'): device -> peaks, folded at each read
         self._open: dict[object, dict[int, dict[str, int]]] = {_STEP: {}}
         self._lock = threading.RLock()

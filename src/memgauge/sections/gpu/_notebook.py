@@ -83,10 +83,12 @@ class TorchCudaMonitor:
     def _tracker_log(self) -> GpuLog | None:
         if self._modules is not sys.modules or "torch" not in sys.modules:
             return None
+        from memgauge.sections.gpu._capture_log import GpuLog
         from memgauge.sections.torch import active_torch_tracker
 
         tracker = active_torch_tracker()
-        return None if tracker is None else tracker.gpu
+        log = None if tracker is None else tracker.gpu
+        return log if isinstance(log, GpuLog) else None
 
     def _cuda(self) -> Any:
         torch = self._modules.get("torch")

@@ -2,7 +2,7 @@
 
 Runs in the runner, after the program. ``read_torch`` reads the rest of those records; this reader
 takes only their ``gpu`` part, for every process (the GPU layers are summed over processes, where
-``read_torch`` keeps the largest). An object that breaks the layout (``_gpu.GPU_FIELDS``) is left
+``read_torch`` keeps the largest). An object that breaks the layout (``_capture_log.GPU_FIELDS``) is left
 out with a warning naming its file.
 """
 
@@ -66,7 +66,7 @@ def read_gpu_records(
 
 
 def read_gpu_snapshot(path: str) -> dict[str, Any] | str:
-    """The memory snapshot a process dumped (``_gpu_snapshot``), or why it cannot be read."""
+    """The memory snapshot a process dumped (``_capture_snapshot``), or why it cannot be read."""
     import pickle  # here: a run without a snapshot (most runs) does not import it (~3 ms)
 
     class _PlainUnpickler(pickle.Unpickler):

@@ -3,7 +3,7 @@
 Standard library only, and nothing at all happens until the program imports torch: the bootstrap
 (``_start``) puts a finder first on ``sys.meta_path`` that answers for ``torch`` alone (one string
 comparison per new import); once torch's own ``__init__`` has run, the finder takes itself off and
-``_torch_hooks`` connects the tracker (``_torch_track``) to torch. memgauge never imports torch
+``_capture_hooks`` connects the tracker (``_capture_track``) to torch. memgauge never imports torch
 itself: a program that does not use it pays one comparison per import.
 
 ``MEMGAUGE_TORCH`` chooses the mode: ``off``, ``summary`` (the default: hooks at module, autograd
@@ -58,7 +58,7 @@ def step() -> None:
 
 
 def live_tensors() -> list[dict[str, Any]]:
-    """Every live storage of this process, largest first, as rows (``_torch_track.Entry.row``);
+    """Every live storage of this process, largest first, as rows (``_capture_track.Entry.row``);
     starts a tracker (summary mode, written nowhere) where none runs, so that tensors autograd
     saves from now on are seen too. Empty when torch cannot be hooked or tracking is off."""
     tracker = active_torch_tracker()

@@ -1,4 +1,4 @@
-"""The full torch mode's dispatch mode (``_torch_hooks``): every operator's outputs counted,
+"""The full torch mode's dispatch mode (``_capture_hooks``): every operator's outputs counted,
 as temporaries while a step runs and as ``other`` outside; an out-of-memory error seen where an
 operator raises it."""
 

@@ -1,10 +1,10 @@
-"""Connecting the tracker (``_torch_track``) to a loaded torch: where each role is seen.
+"""Connecting the tracker (``_capture_track``) to a loaded torch: where each role is seen.
 
 - **Modules**: torch's global forward pre/post hooks keep the stack of modules running forward
   (named from the outermost one's ``named_modules``, scanned once, which also counts its
   parameters and buffers); the post hook runs even when forward raises (``always_call``): an
   out-of-memory error in a forward is seen there. Summary mode counts module outputs as
-  temporaries. Both keep out of what Dynamo or ``torch.jit.trace`` records (``_torch_compat``).
+  temporaries. Both keep out of what Dynamo or ``torch.jit.trace`` records (``_capture_compat``).
 - **Activations**: saved-tensor hooks, pushed for the outermost module's forward only (so
   ``torch.func`` transforms, which refuse saved-tensor hooks, still work outside modules): the pack
   hook counts the storage of each tensor autograd saves, and returns it detached (same storage).
@@ -12,7 +12,7 @@
   before it steps. **Optimizer state**: ``optimizer.state`` after each step. **Steps**: torch's
   global optimizer step hooks (the pre hook also ends the FLOP count, ``tracker.before_optimizer``);
   ``torch.autograd.backward`` wrapped to tell backward from forward; else ``memgauge.step()``.
-- **Sampled steps** (summary mode, ``_torch_sampling``): between the steps followed tensor by
+- **Sampled steps** (summary mode, ``_capture_sampling``): between the steps followed tensor by
   tensor the module and gradient hooks are off (torch's fast call path) and the optimizer hooks
   only mark the step; a step's end reads the process's memory level now and then, to decide.
 - **full** mode adds a dispatch mode (on the thread that imported torch) that counts every
@@ -33,12 +33,12 @@ from torch.optim.optimizer import register_optimizer_step_post_hook, register_op
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from memgauge.capture import TORCH, record_writer
-from memgauge.sections.gpu import install_cap, install_snapshot
 from memgauge.sections.torch._capture_compat import closure_step, hidden, model_of, quiet_compile_warning
 from memgauge.sections.torch._capture_keras import connect as keras_connect
 from memgauge.sections.torch._capture_keras import disconnect as keras_disconnect
 from memgauge.sections.torch._capture_keras import is_keras
 from memgauge.sections.torch._capture_oom import is_oom
+from memgauge.sections.torch._capture_points import plug_sections
 from memgauge.sections.torch._capture_sampling import ResidentReader, StepSampling
 from memgauge.sections.torch._capture_track import (
     ACTIVATIONS,
@@ -385,14 +385,10 @@ def connect(mode: str, directory: str) -> Tracker:
         if path is not None
     )
     tracker = Tracker(mode, internal=internal, write=record_writer(directory, TORCH) if directory else None)
+    plug_sections(tracker, "made")
     hooks = Hooks(tracker)
     hooks.install()
     tracker.hooks = hooks
     atexit.register(hooks.at_exit)
-    tracker.gpu.cap = install_cap(torch)  # --enforce with a gpu= limit (docs/gpu.md)
-    tracker.gpu.snapshot = install_snapshot(torch) or ""  # --gpu-snapshot FILE (docs/gpu.md)
-    if directory:
-        from memgauge.sections.training import attach
-
-        attach(tracker)  # data waits and FLOPs for the throughput figures (docs/training.md)
+    plug_sections(tracker, "connected", torch, directory)  # the GPU's cap, the loop's data and FLOPs
     return tracker

@@ -9,7 +9,7 @@ are used: before it, the FLOP count ends and the parameters' gradients are count
 ``optimizer.variables`` (the moments, the iteration count, the learning rate) count as optimizer
 state and the step ends. It is connected at the first call of a Keras model (``Hooks.scan``), when
 Keras is loaded; an update nested in another (a loss-scale optimizer's inner one) is one step, and
-one run while Dynamo compiles (``jit_compile=True``) is left alone (``_torch_compat.hidden``).
+one run while Dynamo compiles (``jit_compile=True``) is left alone (``_capture_compat.hidden``).
 """
 
 from __future__ import annotations

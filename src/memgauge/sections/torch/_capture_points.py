@@ -1,7 +1,8 @@
 """The torch tracker's hook points: what the parts that plug into it (full mode's dispatch mode,
-the Keras connection) may call on the object that holds the tracker's connection to torch.
+the Keras connection) may call on the object that holds the tracker's connection to torch, and
+how the sections that build on torch plug in (``plug_sections``: their "torch" parts).
 
-They take this protocol rather than ``_torch_hooks.Hooks`` itself, which imports them: so the
+They take this protocol rather than ``_capture_hooks.Hooks`` itself, which imports them: so the
 modules that offer the points and those that use them form no circle, type-only imports counted.
 """
 
@@ -16,6 +17,20 @@ if TYPE_CHECKING:
     import torch
 
     from memgauge.sections.torch._capture_track import Tracker
+
+
+def plug_sections(tracker: Tracker, stage: str, *args: object) -> None:
+    """Each section's "torch" part that has ``stage`` ("made": the tracker exists, before it
+    connects to torch; "connected": its hooks are in), in the sections' order: the GPU section
+    gives the tracker its allocator log and caps torch's reserve, the training section follows
+    the loop's data and FLOPs."""
+    from memgauge.sections import ordered
+
+    for spec in ordered():
+        if spec.name != "torch" and (part := spec.part("torch")) is not None:
+            call = getattr(part, stage, None)
+            if call is not None:
+                call(tracker, *args)
 
 
 class HookPoints(Protocol):

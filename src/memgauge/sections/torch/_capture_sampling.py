@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 from memgauge._env import ENV_TORCH_STEPS
-from memgauge.sections.training import STEADY_AFTER
+from memgauge.capture import STEADY_AFTER
 
 FIRST = STEADY_AFTER  # the loop's warm-up, where the line sampler too samples most closely
 EVERY = 50

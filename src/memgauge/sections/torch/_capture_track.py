@@ -1,6 +1,6 @@
 """The torch tracker's bookkeeping: storages by role, the peak and its composition, steps, OOMs.
 
-No torch here: ``_torch_hooks`` hands over storage objects (anything that takes a weak reference)
+No torch here: ``_capture_hooks`` hands over storage objects (anything that takes a weak reference)
 with their sizes, and the tracker keeps, per live storage, one ``Entry`` that knows its bytes, role,
 module and creating line. A storage is counted once whatever the number of tensors viewing it: a
 view adds nothing, a slice keeps its whole base. The tracker holds storages only weakly: the weak
@@ -20,13 +20,15 @@ import time
 import weakref
 
 from memgauge.capture import WritePace, paced_write
-from memgauge.sections.gpu import GpuLog
+from memgauge.sections.torch._capture_device import NO_DEVICE_LOG
 from memgauge.sections.torch._capture_oom import oom_fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
+
+    from memgauge.sections.torch._capture_device import DeviceLog
 
 ROLES = ("parameters", "gradients", "optimizer_state", "activations", "temporaries", "other")
 PARAMETERS, GRADIENTS, OPTIMIZER_STATE, ACTIVATIONS, TEMPORARIES, OTHER = range(len(ROLES))
@@ -91,10 +93,9 @@ class Tracker:
         self.modules: list[str] = []  # the qualified names of the modules running forward
         self.devices: set[str] = set()
         self._internal_code: dict[object, bool] = {}
-        # steps
         self.steps: list[dict[str, Any]] = []
         self.steps_dropped = 0
-        # summary mode follows some steps tensor by tensor (``_torch_sampling``): the hooks set
+        # summary mode follows some steps tensor by tensor (``_capture_sampling``): the hooks set
         # ``tracking`` for the next step in ``after_step``; the others are only counted
         self.tracking = True
         self.steps_untracked = 0
@@ -110,14 +111,13 @@ class Tracker:
         self._recorded = False  # whether the last step ended is the last one in ``steps``
         self.pace = WritePace()
         self.oom: dict[str, Any] | None = None
-        self.oom_count = 0  # out-of-memory errors seen, each once (``_oom_seen``: their ids)
-        self._oom_seen: set[int] = set()
+        self.oom_count, self._oom_seen = 0, set[int]()  # OOM errors seen, each once (by id)
         self.notes: list[str] = []
-        self.hooks: Any = None  # what connects this tracker to torch (``_torch_hooks.Hooks``)
-        # told of each new step: (kind, when it began or None); ``_training_torch`` sets it
+        self.hooks: Any = None  # what connects this tracker to torch (``_capture_hooks.Hooks``)
+        # told of each new step: (kind, when it began or None); the training section's sets it
         self.on_step: Callable[[str, float | None], None] | None = None
         self.before_optimizer: Callable[[], None] | None = None  # at an optimizer's step, once set
-        self.gpu = GpuLog()  # the CUDA allocator per device and window (docs/gpu.md)
+        self.gpu: DeviceLog = NO_DEVICE_LOG  # the GPU section's allocator log, once set (docs/gpu.md)
 
     # -- storages --------------------------------------------------------------------------------
 
@@ -302,7 +302,7 @@ class Tracker:
             self.ended += 1
             self.gpu.window_end("step", self.ended - 1)
             if self.on_step is not None:
-                self.on_step(kind, self._step_start)  # the throughput loop (``_training``)
+                self.on_step(kind, self._step_start)  # the throughput loop (``sections/training/_capture``)
             if self.after_step is not None:
                 self.after_step(now)
         self._step_start = now

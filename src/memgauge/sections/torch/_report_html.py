@@ -1,5 +1,5 @@
 """The torch chart's data on the HTML page: each step's peak split by role; nothing without torch
-steps. The section itself is built with the other formats' (``_section_torch``)."""
+steps. The section itself is built with the other formats' (``_report``)."""
 
 from __future__ import annotations
 

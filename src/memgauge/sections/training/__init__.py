@@ -35,9 +35,8 @@ if TYPE_CHECKING:
     from memgauge.sections.training._analysis_peaks import known_peak
     from memgauge.sections.training._assemble import training_of
     from memgauge.sections.training._budget import TRAINING_METRICS, training_figure
-    from memgauge.sections.training._capture import STEADY_AFTER, current_loop, step, timed_iter
+    from memgauge.sections.training._capture import current_loop, step, timed_iter
     from memgauge.sections.training._capture_block import BlockLoop, start_block_loop
-    from memgauge.sections.training._capture_io import io_between, parse_io, self_io
     from memgauge.sections.training._capture_torch import attach
     from memgauge.sections.training._inprocess import BlockTraining
     from memgauge.sections.training._read import LoopRecord, read_training
@@ -62,15 +61,12 @@ if TYPE_CHECKING:
 
 _NAMES = {
     "BlockTraining": "_inprocess",
-    "STEADY_AFTER": "_capture",
     "TRAINING_METRICS": "_budget",
     "TrainingComparison": "_analysis_compare",
     "attach": "_capture_torch",
     "compare_training": "_analysis_compare",
     "current_loop": "_capture",
-    "io_between": "_capture_io",
     "phase_io_section": "_report",
-    "self_io": "_capture_io",
     "training_compare_html": "_report_compare",
     "training_compare_markdown": "_report_compare",
     "training_compare_terminal": "_report_compare",
@@ -84,7 +80,6 @@ _NAMES = {
     "data_movement_figures": "_analysis_movement",
     "known_peak": "_analysis_peaks",
     "LoopRecord": "_read",
-    "parse_io": "_capture_io",
     "phase_io": "_analysis_io",
     "PhaseIo": "_analysis_io",
     "read_training": "_read",
@@ -113,7 +108,6 @@ _NAMES = {
 }
 
 __all__ = [
-    "STEADY_AFTER",
     "TRAINING_METRICS",
     "BlockLoop",
     "BlockTraining",
@@ -134,13 +128,10 @@ __all__ = [
     "compare_training",
     "current_loop",
     "data_movement_figures",
-    "io_between",
     "known_peak",
-    "parse_io",
     "phase_io",
     "phase_io_section",
     "read_training",
-    "self_io",
     "sent_rates",
     "start_block_loop",
     "step",

@@ -5,7 +5,7 @@ when it ended, its wall time (from the previous step's end, or from the first th
 seen doing), how much of it was spent waiting for the next batch, and how many samples it took.
 Steps end at ``memgauge.step()`` or, under torch, at each optimizer step (the torch tracker calls
 ``Loop.end_step`` through ``on_step``). Batches are seen where the program fetches them: torch's
-DataLoader iterators (``_training_torch`` wraps ``__next__`` once torch is imported) or any
+DataLoader iterators (``_capture_torch`` wraps ``__next__`` once torch is imported) or any
 iterator the program wraps in ``memgauge.timed_iter``. ``memgauge.step("env")`` (a kind) only
 counts: for loops without a model (RL environment steps, data generation).
 
@@ -20,7 +20,7 @@ import sys
 import time
 
 from memgauge._env import ENV_EVENTS_DIR
-from memgauge.capture import TRAINING, WritePace, paced_write, record_writer
+from memgauge.capture import STEADY_AFTER, TRAINING, WritePace, paced_write, record_writer
 
 # not `from typing import TYPE_CHECKING`: importing typing costs the measured process ~8 ms
 TYPE_CHECKING = False
@@ -31,9 +31,6 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 
 MAX_STEPS = 20000
-# the steps after which a loop is steady: its later steps repeat these, and the line sampler slows
-# down (``_sampling.steady_loop``); the torch tracker follows these tensor by tensor (``FIRST``)
-STEADY_AFTER = 10
 
 
 def batch_samples(batch: object) -> int | None:
@@ -83,7 +80,7 @@ class Loop:
         self.counters: dict[str, list[float]] = {}
         self.flops: dict[str, Any] | None = None
         self.peak: dict[str, Any] | None = None
-        # the torch part (``_training_torch.TorchPart``): FLOP counting around one step, told of
+        # the torch part (``_capture_torch.TorchPart``): FLOP counting around one step, told of
         # the end of step ``watch`` (-1: of none)
         self.torch: Any = None
         self.watch = -1
@@ -91,7 +88,7 @@ class Loop:
         self.role = ""
         # the kernel's I/O counters of this process at its end (/proc/self/io)
         self.io: dict[str, int] | None = None
-        # bytes copied across devices (``_copies.Copies``) and pickled (``_pickles.Pickles``)
+        # bytes copied across devices (``_capture_copies.Copies``) and pickled (``_pickles.Pickles``)
         self.copies: Any = None
         self.pickles: Any = None
         self._start: float | None = None

@@ -1,5 +1,5 @@
 """The throughput loop of a ``memgauge.profile()`` block: the steps it ran, recorded as a measured
-program's are (``_training``), so the runner assembles the block's ``training`` part alike.
+program's are (``_capture``), so the runner assembles the block's ``training`` part alike.
 
 A measured program's loop exists when a runner set its events directory; a block measured in a
 plain process has none, so ``start_block_loop`` installs one for the block, writing its record to

@@ -1,6 +1,6 @@
 """Bytes copied between devices (host<->device) inside the measured process: the bookkeeping.
 
-Standard library only: ``_copies_torch`` wraps torch's copy methods and hands each copy over as its
+Standard library only: ``_capture_copies_torch`` wraps torch's copy methods and hands each copy over as its
 source and destination devices (``str(tensor.device)``: ``cpu``, ``cuda:0``, ``meta``), the bytes
 that landed on the destination and the program's line that asked for it. ``copy_direction`` decides
 what counts: a copy whose source and destination devices differ, ``h2d`` (host to device), ``d2h``

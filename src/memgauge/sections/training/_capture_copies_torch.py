@@ -1,4 +1,4 @@
-"""Counting torch's copies between devices (``_copies`` keeps the bytes): the hooks.
+"""Counting torch's copies between devices (``_capture_copies`` keeps the bytes): the hooks.
 
 ``Tensor.to``, ``Tensor.cuda``, ``Tensor.cpu`` and ``Tensor.copy_`` are wrapped at the Python
 level, in both torch modes: a call is compared after it ran (the result's device against the

@@ -1,12 +1,12 @@
 """The torch side of training throughput: DataLoader waits, FLOPs of one step, the CPU's peak.
 
-Connected by ``_torch_hooks.connect`` once the program has imported torch (and a runner measures
-it). Three things:
+Connected by ``sections/torch/_capture_hooks.connect`` once the program has imported torch (and a runner
+measures it). Three things:
 
 - **Data wait**: ``_BaseDataLoaderIter.__next__`` (every DataLoader iterator's, single- or
   multi-process) and ``DataLoader.__iter__`` (which starts the workers of each epoch) are wrapped:
   the time inside them is time the loop waited for data, and the batch's leading dimension its
-  samples (``_training.batch_samples``). A fetch made by a loader that reads one batch ahead
+  samples (``_capture.batch_samples``). A fetch made by a loader that reads one batch ahead
   (``AHEAD``: accelerate's) counts the batch it fetched before, the one the program gets now.
 - **FLOPs**: a dispatch mode (``StepFlops``) is entered when step ``FLOP_STEP - 1`` ends and left
   when the next one ends: one representative step after warm-up is counted, the others run without

@@ -46,7 +46,7 @@ class LoopRecord:
     peak: dict[str, Any] | None = None
     # every process that wrote a record: pid -> (its role, its /proc/self/io counters or None)
     roles: dict[int, tuple[str, dict[str, int] | None]] = field(default_factory=dict)
-    # the main loop's copies across devices (``_copies.Copies.record``), if it counted any
+    # the main loop's copies across devices (``_capture_copies.Copies.record``), if it counted any
     copies: dict[str, Any] | None = None
     # every process that sent pickles: pid -> {"count", "bytes", "shared_count", "shared_bytes"}
     pickles: dict[int, dict[str, int]] = field(default_factory=dict)

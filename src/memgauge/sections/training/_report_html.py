@@ -1,6 +1,6 @@
 """The training charts' data on the HTML page: per step its rate, its wait for data and the rest of
 its time, and the CPU of each process over time; nothing without timed steps, so a page without
-them has no chart areas. The section itself is built with the other formats' (``_section_training``).
+them has no chart areas. The section itself is built with the other formats' (``_report``).
 """
 
 from __future__ import annotations
