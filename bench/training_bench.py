@@ -154,7 +154,7 @@ def hook_costs(plain_step: float, calls: int = 100_000) -> str:
 
     import torch
 
-    from memgauge.capture import _pickles
+    from memgauge.sections.training import _capture_pickles as _pickles
     from memgauge.sections.training._capture_copies import Copies
     from memgauge.sections.training._capture_copies_torch import wrap_copies
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from memgauge.capture import _pickles
-from memgauge.capture._pickles import Pickles, hook, storage_bytes
+from memgauge.sections.training import _capture_pickles as _pickles
+from memgauge.sections.training._capture_pickles import Pickles, hook, storage_bytes
 
 
 def private_module() -> Any:

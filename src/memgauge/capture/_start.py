@@ -79,14 +79,12 @@ def start_all() -> None:
             return sampler.imports if sampler is not None else None
 
         ImportTracker(resident, records).install()
-    from memgauge.capture import _pickles
-
-    # a finder that waits for `import multiprocessing`: bytes pickled between processes
-    _pickles.install()
     from memgauge.sections import SECTIONS
 
     # each section's start in the measured process, by the registry: the torch section's is a
-    # finder that waits for the program's own `import torch` (MEMGAUGE_TORCH=off: nothing)
+    # finder that waits for the program's own `import torch` (MEMGAUGE_TORCH=off: nothing), the
+    # training section's one that waits for `import multiprocessing` (bytes pickled between
+    # processes)
     for spec in SECTIONS:
         start = spec.part("capture")
         if start is not None:

@@ -197,7 +197,7 @@ TRAINING_OPTIONAL = {
     "role": "str",
     "io": "dict",
     # bytes copied across devices (``sections/training/_capture_copies.Copies.record``) and pickled
-    # (``_pickles``)
+    # (``sections/training/_capture_pickles``)
     "copies": "dict",
     "pickles": "dict",
 }

@@ -85,6 +85,7 @@ SECTIONS: list[SectionSpec] = [
             "budget": "_budget:",
             "record": "_record:read_part",
             "torch": "_capture_plug:",
+            "capture": "_capture_pickles:start",
         },
     ),
     SectionSpec(

@@ -88,7 +88,7 @@ class Loop:
         self.role = ""
         # the kernel's I/O counters of this process at its end (/proc/self/io)
         self.io: dict[str, int] | None = None
-        # bytes copied across devices (``_capture_copies.Copies``) and pickled (``_pickles.Pickles``)
+        # bytes copied across devices (``_capture_copies.Copies``) and pickled (``_capture_pickles.Pickles``)
         self.copies: Any = None
         self.pickles: Any = None
         self._start: float | None = None

@@ -79,7 +79,7 @@ def counter() -> Pickles | None:
         return None
     _checked_pid = pid
     _counter = None
-    from memgauge.sections.training import current_loop
+    from memgauge.sections.training._capture import current_loop
 
     loop = current_loop()
     if loop is None:
@@ -220,3 +220,8 @@ def install() -> None:
         hook(loaded)
     elif not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
+
+
+def start(directory: str) -> None:
+    """The registry's "capture" part, called by the bootstrap of every measured process."""
+    install()
