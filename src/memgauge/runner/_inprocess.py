@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memgauge._version import __version__
 from memgauge.capture import (
@@ -32,9 +32,7 @@ from memgauge.capture import (
 from memgauge.model import Attribution, CpuTimes, ExitStatus, Peak, PhaseRecord, ProcessRecord, Profile
 from memgauge.runner._inprocess_needs import record_needs
 from memgauge.runner._order import capped, leak_suspects_of, order_phases
-from memgauge.sections.gpu import BlockGpu
-from memgauge.sections.torch import BlockTorch
-from memgauge.sections.training import BlockTraining
+from memgauge.sections import ordered
 from memgauge.watcher import machine_environment
 
 if TYPE_CHECKING:
@@ -142,9 +140,9 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
         self._builder = TimelineBuilder(interval)
         self._sink = _ListSink()
         self._tracker = PhaseTracker(self._source, self._sink, clock)
-        self._torch = BlockTorch()
-        self._gpu = BlockGpu()
-        self._training = BlockTraining()
+        # each section's part of the block (the registry's "block"), in the sections' order: the
+        # training section's after torch's, whose optimizer steps end the block's steps
+        self._sections: list[Any] = [block() for spec in ordered() if (block := spec.part("block"))]
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._previous: PhaseTracker | None = None
@@ -166,9 +164,8 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
 
             self._descendants = Descendants()
             self._reaped0 = _reaped_cpu()
-        self._torch.start()
-        self._gpu.start()
-        self._training.start()  # after torch: its optimizer steps end the block's steps
+        for section in self._sections:
+            section.start()
         self._tracker.process_peak = 0
         self._metrics: dict[str, float] = {}
         listen_metrics(self._metrics)
@@ -269,7 +266,8 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
                 self._line_sampler.stop()  # its final sample and write
             self.profile = self._build()
         finally:
-            self._training.close()  # a block whose profile could not be built: its loop ends too
+            for section in self._sections:
+                section.close()  # a block whose profile could not be built: its loop ends too
             if self._descendants is not None:
                 self._descendants.close()
             if self._lines_dir is not None:
@@ -359,8 +357,6 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
             started_at=self._started_at,
             memgauge_version=__version__,
             metrics=dict(self._metrics),
-            torch=self._torch.memory(self._t0),
-            gpu=self._gpu.devices(),
         )
         if self._lines_dir is not None:
             from memgauge.capture import read_lines
@@ -374,7 +370,8 @@ class profile:  # noqa: N801 - used like a function: ``with memgauge.profile() a
             profile.leaks = leak_suspects_of(data, self._t0)
             profile.imports = data.imports
             profile.warnings = capped(warnings)
-        profile.training = self._training.training(self._t0, profile.processes, profile.warnings)
+        for section in self._sections:
+            section.fill(profile, self._t0)
         return profile
 
     def _descendant_attribution(self, sampled: dict[int, int]) -> list[Attribution]:

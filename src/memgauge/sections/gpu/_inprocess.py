@@ -22,6 +22,10 @@ from memgauge.sections.gpu._nvml_start import start_nvml_sampler
 from memgauge.sections.gpu._record import GpuDevice
 from memgauge.sections.torch import active_torch_tracker
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.model import Profile
+
 
 class BlockGpu:
     def __init__(self) -> None:
@@ -65,3 +69,10 @@ class BlockGpu:
         note = self._sampler if isinstance(self._sampler, str) else ""
         devices, _ = assemble_gpu(records, samples, {os.getpid()}, note)
         return devices
+
+    def fill(self, profile: Profile, t0: float) -> None:
+        """The block's part of its profile (the registry's "block")."""
+        profile.gpu = self.devices()
+
+    def close(self) -> None:
+        """Nothing to let go of: ``devices`` stops the NVML sampler."""

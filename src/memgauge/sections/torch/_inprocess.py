@@ -25,6 +25,10 @@ _SHARED_NOTE = (
     "it; the steps are the block's own"
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.model import Profile
+
 
 class BlockTorch:
     """Started with the block, read when it ends (``memory``)."""
@@ -67,6 +71,13 @@ class BlockTorch:
         if not self._started:
             memory.notes.append(_SHARED_NOTE)
         return memory
+
+    def fill(self, profile: Profile, t0: float) -> None:
+        """The block's part of its profile (the registry's "block")."""
+        profile.torch = self.memory(t0)
+
+    def close(self) -> None:
+        """Nothing to let go of: ``memory`` stops the tracker this block started."""
 
 
 def _torch_loaded() -> bool:

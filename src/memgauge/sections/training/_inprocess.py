@@ -15,7 +15,7 @@ from memgauge.sections.training._assemble import training_of
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from memgauge.model import CaptureWarning, ProcessRecord
+    from memgauge.model import CaptureWarning, ProcessRecord, Profile
     from memgauge.sections.training._capture_block import BlockLoop
     from memgauge.sections.training._record import Training
 
@@ -46,6 +46,10 @@ class BlockTraining:
         finally:
             self._loop = None
             self.close()
+
+    def fill(self, profile: Profile, t0: float) -> None:
+        """The block's part of its profile (the registry's "block"), after its lines and warnings."""
+        profile.training = self.training(t0, profile.processes, profile.warnings)
 
     def close(self) -> None:
         """Stop the block's loop if ``training`` did not (idempotent)."""
