@@ -9,10 +9,8 @@ from pathlib import Path
 import pytest
 
 from memgauge.cli._tensorboard import scalars
-from memgauge.model import Profile
+from memgauge.model import CpuProcessSeries, CpuUsage, Profile
 from memgauge.sections.training import (
-    CpuProcessSeries,
-    CpuUsage,
     TrainingProcess,
     TrainingStep,
     summarize_training,

@@ -16,6 +16,7 @@ from memgauge._lazy import attach
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from memgauge.model._cpu import CpuProcessSeries, CpuUsage
     from memgauge.model._envelope import (
         BUDGETS,
         FIT,
@@ -68,6 +69,8 @@ if TYPE_CHECKING:
 
 
 _NAMES = {
+    "CpuProcessSeries": "_cpu",
+    "CpuUsage": "_cpu",
     "BUDGETS": "_envelope",
     "FIT": "_envelope",
     "KINDS": "_envelope",
@@ -137,7 +140,9 @@ __all__ = [
     "Attribution",
     "CaptureWarning",
     "Confirmation",
+    "CpuProcessSeries",
     "CpuTimes",
+    "CpuUsage",
     "ExitStatus",
     "FitRecord",
     "FitTrial",

@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from memgauge.render._sweep_json import JsonSweepRenderer, sweep_json
     from memgauge.render._sweep_terminal import TerminalSweepRenderer
     from memgauge.render._terminal import TerminalRenderer
-    from memgauge.render._text import torch_leak_text, torch_oom_text
 
 _NAMES = {
     "Block": "_document",
@@ -96,8 +95,6 @@ _NAMES = {
     "TerminalRenderer": "_terminal",
     "TerminalSweepRenderer": "_sweep_terminal",
     "text": "_html_page",
-    "torch_leak_text": "_text",
-    "torch_oom_text": "_text",
 }
 
 __all__ = [
@@ -147,8 +144,6 @@ __all__ = [
     "sweep_json",
     "table",
     "text",
-    "torch_leak_text",
-    "torch_oom_text",
 ]
 
 __getattr__, __dir__ = attach(__name__, _NAMES)

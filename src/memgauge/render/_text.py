@@ -7,7 +7,6 @@ from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import ImportTotals, contention_share, cpu_lines, short_path
 from memgauge.model import Profile, Reconciliation
 from memgauge.render._format import format_rate, peak_bound
-from memgauge.sections.torch import StepLeak, TorchOom
 
 CPU_FIGURES = ["cpu", "python", "native", "wait", "memory"]
 # with CPU contention (``cpu_figures``): the share of a line's time queued for a CPU, before "wait"
@@ -118,25 +117,6 @@ def processes_title(shown: int, total: int) -> str:
 def imports_title(totals: ImportTotals) -> str:
     memory = format_bytes(totals.resident_bytes, signed=True)
     return f"imports: {format_seconds(totals.seconds)}, {memory} in all"
-
-
-def torch_leak_text(leak: StepLeak) -> str:
-    """A leak across steps, with the line whose tensors pile up and what to do about it."""
-    return (
-        f"tensors grow {format_bytes(leak.bytes_per_step)} a step (steps {leak.first_step}-"
-        f"{leak.last_step}, {', '.join(leak.roles) or 'roles'}), held by tensors made at "
-        f"{leak.line or 'an unknown line'}: keep .item() or .detach(), not the tensor"
-    )
-
-
-def torch_oom_text(oom: TorchOom) -> str:
-    """What torch asked for when it ran out of memory, and what was held then."""
-    asked = format_bytes(oom.requested_bytes) if oom.requested_bytes is not None else "an unknown size"
-    held = ", ".join(f"{k.replace('_', ' ')} {format_bytes(v)}" for k, v in oom.by_role.items() if v)
-    return (
-        f"torch ran out of memory ({oom.device or 'device unknown'}, {oom.where}) asking for "
-        f"{asked}, holding {format_bytes(oom.total_bytes)}: {held or 'nothing tracked'}"
-    )
 
 
 def needs_lines(profile: Profile) -> tuple[str, str, list[str]] | None:

@@ -15,10 +15,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from memgauge.capture import LineData
-    from memgauge.model import CaptureWarning, ProcessRecord
+    from memgauge.model import CaptureWarning, CpuUsage, ProcessRecord
     from memgauge.runner._options import RunOptions
     from memgauge.sections.gpu import NvmlSamples
-    from memgauge.sections.training import CpuUsage
 
 
 class SectionInputs:

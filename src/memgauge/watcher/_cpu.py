@@ -22,7 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from memgauge.sections.training import CpuProcessSeries, CpuUsage
+    from memgauge.model import CpuProcessSeries, CpuUsage
 
 # plain classes, and the Profile types only in build(): the runner imports the watcher before it
 # starts the program
@@ -178,7 +178,7 @@ class CpuSampler:
         self.interval *= 2
 
     def build(self) -> CpuUsage:
-        from memgauge.sections.training import CpuUsage
+        from memgauge.model import CpuUsage
 
         busiest = sorted(self._series.items(), key=lambda kv: -sum(kv[1][1]))[:MAX_PROCESSES]
         ordered = sorted(busiest, key=lambda kv: (kv[1][0], kv[0]))
@@ -190,7 +190,7 @@ class CpuSampler:
         )
 
     def _process(self, pid: int, start: int, values: list[float]) -> CpuProcessSeries:
-        from memgauge.sections.training import CpuProcessSeries
+        from memgauge.model import CpuProcessSeries
 
         out = CpuProcessSeries(pid=pid, start_index=start, cores=list(values))
         reads, writes = self._io_rates.get(pid, ([], []))

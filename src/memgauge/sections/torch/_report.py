@@ -17,10 +17,9 @@ from memgauge.render import (
     Section,
     Table,
     percent,
-    torch_leak_text,
-    torch_oom_text,
 )
 from memgauge.sections.torch._analysis import torch_summary
+from memgauge.sections.torch._report_text import torch_leak_text, torch_oom_text
 
 # the modules shown: as many as the terminal's other tables show lines
 TOP_MODULES = 8

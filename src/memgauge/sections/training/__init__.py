@@ -41,8 +41,6 @@ if TYPE_CHECKING:
     from memgauge.sections.training._inprocess import BlockTraining
     from memgauge.sections.training._read import LoopRecord, read_training
     from memgauge.sections.training._record import (
-        CpuProcessSeries,
-        CpuUsage,
         Training,
         TrainingCopies,
         TrainingCopyLine,
@@ -75,8 +73,6 @@ _NAMES = {
     "training_of": "_assemble",
     "training_section": "_report",
     "BlockLoop": "_capture_block",
-    "CpuProcessSeries": "_record",
-    "CpuUsage": "_record",
     "data_movement_figures": "_analysis_movement",
     "known_peak": "_analysis_peaks",
     "LoopRecord": "_read",
@@ -111,8 +107,6 @@ __all__ = [
     "TRAINING_METRICS",
     "BlockLoop",
     "BlockTraining",
-    "CpuProcessSeries",
-    "CpuUsage",
     "LoopRecord",
     "PhaseIo",
     "Training",

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from memgauge.sections.training._record import CpuUsage, Training
+from memgauge.model import CpuUsage
+from memgauge.sections.training._record import Training
 
 # the machine's cores at least this busy on average over the steady steps: the CPU is saturated
 CPU_SATURATED = 0.9

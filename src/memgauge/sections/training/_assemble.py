@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from memgauge.model import CaptureWarning, ProcessRecord
+from memgauge.model import CaptureWarning, CpuUsage, ProcessRecord
 from memgauge.sections.gpu import GpuDevice
 from memgauge.sections.training._read import LoopRecord, read_training
-from memgauge.sections.training._record import CpuUsage, Training, TrainingProcess
+from memgauge.sections.training._record import Training, TrainingProcess
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
