@@ -48,7 +48,9 @@ def memgauge(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def plain_peak(tmp_path: Path, batch: int) -> int:
     """The program with BATCH_SIZE written into a copy of the file, run under ``memgauge run``
-    with no knob at all: the resident peak a user running it directly would see."""
+    with no knob at all: the memory figure a user running it directly would see, the one an
+    ``rss`` budget judges (what a container needs, above the resident peak by the kernel's
+    headroom)."""
     source = FIT_BATCH.read_text()
     script = tmp_path / f"fit_batch_{batch}.py"
     script.write_text(re.sub(r"^BATCH_SIZE = \d+$", f"BATCH_SIZE = {batch}", source, count=1, flags=re.M))
@@ -58,7 +60,7 @@ def plain_peak(tmp_path: Path, batch: int) -> int:
     data = json.loads(profile.read_text())
     assert "knobs" not in data["environment"]
     assert f"at batch {batch}" in proc.stderr
-    return int(data["peak"]["resident_bytes"])
+    return int(data["peak"].get("needs_bytes") or data["peak"]["resident_bytes"])
 
 
 def test_the_largest_batch_that_fits_is_found_verified_and_true(tmp_path: Path) -> None:
