@@ -2,9 +2,10 @@
 
 A section's build function takes a ``Profile`` and returns a ``Section`` (or None: nothing to say,
 so no heading, no blank chart, no "steps 0"): a heading and a note for the page, and blocks,
-each a ``Table`` (columns with roles, how each gives way to a narrow terminal), a ``Paragraph``
-(with a tone), ``Items`` or a ``Chart`` (the HTML page's canvas; the text formats
-have none). One backend per format renders it (``_document_terminal``, ``_document_markdown``,
+each a ``Heading`` (a title of the text reports), a ``Table`` (columns with roles, how each
+gives way to a narrow terminal), a ``Paragraph`` (with a tone), ``Items``, a ``Finding`` (a titled
+piece of advice and the figures it rests on) or a ``Chart`` (the HTML page's canvas; the text
+formats have none). One backend per format renders it (``_document_terminal``, ``_document_markdown``,
 ``_document_html``), so a table's columns, titles and order are the same in every format.
 
 ``SECTIONS`` (in ``_sections``) lists the sections in report order; a new section registers there
@@ -40,6 +41,12 @@ class Column:
     # where a format has no width to fit (Markdown), each cell is stripped and cut to this many
     # characters; the terminal's layout cuts to the width it has
     clip: int | None = None
+    # a figure's narrowest on the terminal, wider than its cells need: a table whose columns stay
+    # put whatever its figures (the processes', whose pids and peaks differ from run to run)
+    width: int = 0
+    # the cell that stands for a missing value in a ``code`` column ("(unknown)"): set as words,
+    # not as code, where a format can tell them apart
+    absent: str = ""
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,14 @@ class Table:
 
 
 @dataclass(frozen=True)
+class Heading:
+    """A title over the blocks after it in the text reports (bold); the page leaves out one that
+    repeats its section's heading, as it does a table's title, and sets another as a sub-heading."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Paragraph:
     text: str
     tone: Tone = ""
@@ -81,13 +96,26 @@ class Items:
 
 
 @dataclass(frozen=True)
+class Finding:
+    """A piece of advice: its ``title`` and the code it is about (``where``, a ``file:line``),
+    the ``figures`` it rests on (label, value; a value is never broken across lines), and the
+    ``detail``: what to do; ``kind``: what the page knows it by."""
+
+    title: str
+    where: str = ""
+    figures: tuple[tuple[str, str], ...] = ()
+    detail: str = ""
+    kind: str = ""
+
+
+@dataclass(frozen=True)
 class Chart:
     """A chart of the HTML page (its canvas, drawn by the page's script from the page's data)."""
 
     id: str
 
 
-Block = Table | Paragraph | Items | Chart
+Block = Heading | Table | Paragraph | Items | Finding | Chart
 
 
 @dataclass(frozen=True)
