@@ -9,7 +9,19 @@ import pytest
 
 from memgauge.model import Profile, Training, TrainingProcess
 from memgauge.render import HtmlRenderer, MarkdownRenderer, TerminalRenderer
-from memgauge.render._document import Column, Finding, Heading, Items, Paragraph, Registry, Section, Table
+from memgauge.render._document import (
+    Column,
+    Finding,
+    Heading,
+    Items,
+    Line,
+    Paragraph,
+    Registry,
+    Section,
+    Span,
+    Sparkline,
+    Table,
+)
 from memgauge.render._sections import SECTIONS
 from tests.factories import MIB, held, make_profile
 
@@ -162,3 +174,42 @@ def test_a_figure_keeps_a_fixed_width_and_an_absent_cell_is_words_not_code() -> 
     assert "     n  what  \n     1  run x \n     2  (none)\n" in out["terminal"]
     assert "| 1 | `run x` |\n| 2 | (none) |" in out["markdown"]
     assert '<code title="run x">run x</code>' in out["html"] and '<code title="(none)">' not in out["html"]
+
+
+def _figures(profile: Profile) -> Section:
+    head = (Span("needs ", "strong"), Span("1.0 GiB", "figure"))
+    return Section(
+        "figures",
+        (
+            Heading("report", code="run x", level=3),
+            Line((head, (Span("(sampled)"),), (Span("exit 1", "bad"), Span(" ·")), (Span("a.py", "code"),))),
+            Line(
+                ((Span("by cgroup,", "dim"),), (Span("page cache included", "dim"),)), lead="  ", joined=True
+            ),
+            Line(
+                ((Span("part one,", "dim"),), (Span("part two", "dim"),)), lead="  ", indent="    ", item=True
+            ),
+            Line(((Span("part three", "dim"),),), lead="  ", item=True),
+            Sparkline("memory", (0.0, 1.0, 4.0, 2.0), "0 to 4 B over 1 s"),
+        ),
+    )
+
+
+def test_lines_of_figures_break_between_their_parts_and_join_where_there_is_no_width() -> None:
+    with SECTIONS.extra("figures", None, _figures):
+        wide = _formats(make_profile())
+        narrow = TerminalRenderer(width=20).render(make_profile())
+    assert (
+        "report run x\nneeds 1.0 GiB (sampled) exit 1 · a.py\n  by cgroup, page cache included\n"
+        in wide["terminal"]
+    )
+    assert "  part one, part two\n  part three\nmemory  ▂█▄  0 to 4 B over 1 s\n" in wide["terminal"]
+    # too narrow for a line: broken between parts, never inside one, the next lines indented
+    assert "needs 1.0 GiB\n  (sampled) exit 1 ·\n  a.py\n" in narrow
+    markdown = wide["markdown"]
+    assert (
+        "### report `run x`\n\n**needs 1.0 GiB** (sampled) **exit 1** · `a.py`"
+        " · by cgroup, page cache included" in markdown
+    )
+    assert "\n\n- part one, part two\n- part three\n\nmemory `  ▂█▄ ` 0 to 4 B over 1 s" in markdown
+    assert "<h3>report <code>run x</code></h3>" in wide["html"] and "<strong>1.0 GiB</strong>" in wide["html"]

@@ -1,18 +1,31 @@
 """The report document in the terminal: each table laid out by ``Layout`` (its columns' roles
-say how they give way to a narrow terminal), headings in bold, paragraphs styled by tone, advice
-wrapped under its item, charts left out."""
+say how they give way to a narrow terminal), headings in bold, lines of figures wrapped between
+their parts, paragraphs styled by tone, advice wrapped under its item, charts left out."""
 
 from __future__ import annotations
 
 import textwrap
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.text import Text
 
-from memgauge.render._document import Chart, Finding, Heading, Items, Paragraph, Section, Table
-from memgauge.render._layout import Layout
+from memgauge.analysis import sparkline
+from memgauge.render._document import (
+    Block,
+    Chart,
+    Finding,
+    Heading,
+    Items,
+    Line,
+    Paragraph,
+    Section,
+    Sparkline,
+    Table,
+)
+from memgauge.render._layout import Layout, wrapped
 
 _STYLE = {"": "", "strong": "bold", "bad": "bold red", "warn": "yellow", "dim": "dim"}
+_SPAN_STYLE = {**_STYLE, "figure": "bold magenta", "good": "green", "code": "cyan"}
 # stands for a space that must not break a line while advice is wrapped
 _GLUE = "\x00"
 
@@ -42,20 +55,59 @@ def table_layout(table: Table, width: int) -> Layout:
 
 def print_section(out: Console, section: Section, width: int) -> None:
     for block in section.blocks:
-        if isinstance(block, Table):
-            layout = table_layout(block, width)
-            out.print(layout.fit(layout.named(*block.optional)))
-        elif isinstance(block, Heading):
-            out.print(Text(block.text, style="bold"))
-        elif isinstance(block, Paragraph):
-            out.print(Text(block.text, style=_STYLE[block.tone]))
+        if isinstance(block, Finding):
+            _finding(out, block, width)
         elif isinstance(block, Items):
             for line in block.texts:
                 out.print(Text(line, style="dim"))
-        elif isinstance(block, Finding):
-            _finding(out, block, width)
         elif not isinstance(block, Chart):  # a chart is the page's alone
-            raise TypeError(f"no terminal form for {block!r}")
+            out.print(_form(block, width))
+
+
+def _form(block: Block, width: int) -> RenderableType:
+    if isinstance(block, Table):
+        layout = table_layout(block, width)
+        return layout.fit(layout.named(*block.optional))
+    if isinstance(block, Heading):
+        return _heading(block)
+    if isinstance(block, Line):
+        return wrapped(_parts(block), width, indent=block.indent)
+    if isinstance(block, Sparkline):
+        return _sparkline(block, width)
+    if isinstance(block, Paragraph):
+        return Text(block.text, style=_STYLE[block.tone])
+    raise TypeError(f"no terminal form for {block!r}")
+
+
+def _heading(heading: Heading) -> Text:
+    if heading.code is None:
+        return Text(heading.text, style="bold")
+    title = Text(f"{heading.text} ", style="bold")
+    title.append(heading.code, style="cyan")
+    return title
+
+
+def _parts(line: Line) -> list[Text]:
+    """Each part as one text of its spans' styles; the lead goes into the first span's."""
+    parts = []
+    for i, spans in enumerate(line.parts):
+        text = Text()
+        for j, span in enumerate(spans):
+            lead = line.lead if i == j == 0 else ""
+            text.append(lead + span.text, style=_SPAN_STYLE[span.tone])
+        parts.append(text)
+    return parts
+
+
+def _sparkline(block: Sparkline, width: int) -> Text:
+    tail = Text(block.tail, style="dim")
+    # the sparkline takes what the figures after it leave, or the whole line above them
+    room = width - len(block.label) - 1 - 2 - tail.cell_len
+    spark = Text(f"{block.label} ", style="bold")
+    drawn = sparkline(list(block.values), width=min(60, room if room >= 10 else width - 7))
+    spark.append(drawn, style="magenta")
+    spark.append("  " if room >= 10 else "\n  ")
+    return spark + tail
 
 
 def _finding(out: Console, finding: Finding, width: int) -> None:

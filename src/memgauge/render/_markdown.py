@@ -8,23 +8,16 @@ can diff them.
 
 from __future__ import annotations
 
-import shlex
-
-from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import exit_text, sparkline
 from memgauge.model import Profile
 from memgauge.render._document import Section
 from memgauge.render._document_markdown import section_blocks
-from memgauge.render._format import core_share, md_code, md_text
+from memgauge.render._format import md_text
 from memgauge.render._section_core import advice_section, processes_table
+from memgauge.render._section_header import header_section
 from memgauge.render._section_lines import allocation_lines, cpu_lines, held_lines, leak_lines, slow_imports
 from memgauge.render._section_phases import phases_table
 from memgauge.render._sections import SECTIONS as DOCUMENT
-from memgauge.render._text import (
-    needs_lines,
-    peak_note,
-    reconciliation_terms,
-)
+from memgauge.render._text import reconciliation_terms
 
 
 class MarkdownRenderer:
@@ -38,7 +31,7 @@ class MarkdownRenderer:
 
     def render(self, profile: Profile) -> str:
         blocks: list[list[str]] = []
-        blocks += self._header(profile)
+        blocks += section_blocks(header_section(profile))
         for section in (
             lambda p: self._document(phases_table(p, self.max_phases)),
             lambda p: self._document(processes_table(p, self.max_processes)),
@@ -53,43 +46,6 @@ class MarkdownRenderer:
         ):
             blocks += section(profile)
         return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
-
-    def _header(self, p: Profile) -> list[list[str]]:
-        blocks = [[f"### memgauge {md_code(shlex.join(p.command))}"]]
-        words, tone = exit_text(p)
-        # the terminal shows a failure in bold red; bold is what markdown has
-        status = f"**{words}**" if tone == "bad" else words
-        summary = (
-            f"{status} · wall {format_seconds(p.wall_seconds)} · user {format_seconds(p.cpu.user_seconds)}"
-            f" · system {format_seconds(p.cpu.system_seconds)}"
-        )
-        if p.wall_seconds > 0:
-            summary += f" · CPU {core_share(p)}"
-        blocks.append([summary])
-
-        peak = p.peak
-        needs = needs_lines(p)
-        if needs is not None:
-            blocks.append([f"**{needs[0]}** {md_text(needs[1])}"])
-            blocks.append([f"- {md_text(row)}" for row in needs[2]])
-        else:
-            head = f"**resident peak {format_bytes(peak.resident_bytes)}** {peak_note(p)}"
-            if peak.at_seconds is not None:
-                head += f" at {format_seconds(peak.at_seconds)}"
-            how = f"by {md_text(peak.method)}" + (", page cache included" if peak.includes_page_cache else "")
-            if len(p.processes) > 1 or peak.includes_page_cache:
-                how += f"; largest process {format_bytes(peak.largest_process_bytes)}"
-            blocks.append([f"{head} · {how}"])
-
-        series = p.timeline.cgroup_bytes or p.timeline.tree_resident_bytes
-        if series:
-            blocks.append(
-                [
-                    f"memory {md_code(sparkline(series, width=60))}"
-                    f" 0 to {format_bytes(max(series))} over {format_seconds(p.wall_seconds)}"
-                ]
-            )
-        return blocks
 
     def _document(self, section: Section | None) -> list[list[str]]:
         return [] if section is None else section_blocks(section)

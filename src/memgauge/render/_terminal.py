@@ -3,33 +3,22 @@
 from __future__ import annotations
 
 import io
-import re
-import shlex
 
 from rich.console import Console
 from rich.text import Text
 
-from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import exit_text, overhead_summary, sparkline
+from memgauge._units import format_seconds
+from memgauge.analysis import overhead_summary
 from memgauge.model import Profile
 from memgauge.render._document import Section
 from memgauge.render._document_terminal import print_section
-from memgauge.render._format import core_share
-from memgauge.render._layout import console, wrapped
+from memgauge.render._layout import console
 from memgauge.render._section_core import advice_section, processes_table
+from memgauge.render._section_header import header_section
 from memgauge.render._section_lines import allocation_lines, cpu_lines, held_lines, leak_lines, slow_imports
 from memgauge.render._section_phases import phases_table
 from memgauge.render._sections import SECTIONS as DOCUMENT
-from memgauge.render._text import (
-    needs_lines,
-    peak_note,
-    reconciliation_terms,
-)
-
-
-def _exit_text(profile: Profile) -> Text:
-    words, tone = exit_text(profile)
-    return Text(words, style={"good": "green", "bad": "bold red"}.get(tone, ""))
+from memgauge.render._text import reconciliation_terms
 
 
 class TerminalRenderer:
@@ -52,7 +41,7 @@ class TerminalRenderer:
     def render(self, profile: Profile) -> str:
         buf = io.StringIO()
         out = console(buf, self.width, self.color)
-        self._header(out, profile)
+        self._document(out, header_section(profile))
         self._document(out, phases_table(profile, self.max_phases))
         self._document(out, processes_table(profile, self.max_processes))
         self._document(out, held_lines(profile, self.cwd, self.max_lines))
@@ -83,68 +72,6 @@ class TerminalRenderer:
             f"CPU {format_seconds(summary.cpu_seconds)} ({parts})"
         )
         out.print(Text(text, style="dim"))
-
-    def _header(self, out: Console, p: Profile) -> None:
-        title = Text("memgauge ", style="bold")
-        title.append(shlex.join(p.command), style="cyan")
-        out.print(title)
-        times = [
-            _exit_text(p),
-            Text(f"wall {format_seconds(p.wall_seconds)}"),
-            Text(f"user {format_seconds(p.cpu.user_seconds)}"),
-            Text(f"system {format_seconds(p.cpu.system_seconds)}"),
-        ]
-        if p.wall_seconds > 0:
-            times.append(Text(f"CPU {core_share(p)}"))
-        for i, part in enumerate(times[:-1]):
-            # the separator in no colour, not in the exit status's red
-            times[i] = Text.assemble(part, " ·")
-        out.print(wrapped(times, self.width))
-        needs = needs_lines(p)
-        if needs is not None:
-            head = Text("container needs ", style="bold")
-            head.append(needs[0].removeprefix("container needs "), style="bold magenta")
-            out.print(wrapped([head, Text(needs[1])], self.width))
-            for row in needs[2]:
-                # broken after a comma, a colon or a dot, so that a figure keeps its unit
-                parts = [Text(part, style="dim") for part in re.split(r"(?<=[,:·]) ", "  " + row)]
-                out.print(wrapped(parts, self.width, indent="    "))
-        else:
-            self._resident_peak(out, p)
-        self._sparkline(out, p)
-
-    def _resident_peak(self, out: Console, p: Profile) -> None:
-        peak = p.peak
-        head = Text("resident peak ", style="bold")
-        head.append(format_bytes(peak.resident_bytes), style="bold magenta")
-        parts = [head, Text(peak_note(p))]
-        if peak.at_seconds is not None:
-            parts.append(Text(f"at {format_seconds(peak.at_seconds)}"))
-        out.print(wrapped(parts, self.width))
-        # Text, not markup: the method is a string from the profile
-        how = [Text(f"  by {peak.method}", style="dim")]
-        if peak.includes_page_cache:
-            how[-1].append(",")
-            how.append(Text("page cache included", style="dim"))
-        if len(p.processes) > 1 or peak.includes_page_cache:
-            how[-1].append(";")
-            how.append(Text(f"largest process {format_bytes(peak.largest_process_bytes)}", style="dim"))
-        out.print(wrapped(how, self.width))
-
-    def _sparkline(self, out: Console, p: Profile) -> None:
-        series = p.timeline.cgroup_bytes or p.timeline.tree_resident_bytes
-        if series:
-            tail = Text(
-                f"0 to {format_bytes(max(series))} over {format_seconds(p.wall_seconds)}", style="dim"
-            )
-            # the sparkline takes what the figures after it leave, or the whole line above them
-            room = self.width - len("memory ") - 2 - tail.cell_len
-            spark = Text("memory ", style="bold")
-            spark.append(
-                sparkline(series, width=min(60, room if room >= 10 else self.width - 7)), style="magenta"
-            )
-            spark.append("  " if room >= 10 else "\n  ")
-            out.print(spark + tail)
 
     def _document(self, out: Console, section: Section | None) -> None:
         if section is not None:
