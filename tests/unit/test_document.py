@@ -9,7 +9,19 @@ import pytest
 
 from memgauge.model import Profile
 from memgauge.render import HtmlRenderer, MarkdownRenderer, TerminalRenderer
-from memgauge.render._document import Column, Items, Paragraph, Registry, Section, Table
+from memgauge.render._document import (
+    Column,
+    Finding,
+    Heading,
+    Items,
+    Line,
+    Paragraph,
+    Registry,
+    Section,
+    Span,
+    Sparkline,
+    Table,
+)
 from memgauge.render._sections import SECTIONS
 from memgauge.sections.training import Training, TrainingProcess
 from tests.factories import MIB, held, make_profile
@@ -124,3 +136,81 @@ def test_a_tree_table_is_nested_and_a_clipped_column_is_cut_where_no_width_is_fi
     assert "\u00a0\u00a0inner" in out["html"] and "\u00a0\u00a0\u00a0\u00a0deepest" in out["html"]
     with pytest.raises(ValueError, match="2 depths for 3 rows"):
         Table("t", columns=(Column("a"),), rows=(("x",), ("y",), ("z",)), depths=(0, 1))
+
+
+def _advice_like(profile: Profile) -> Section | None:
+    finding = Finding(
+        "a big copy",
+        where="x.py:7",
+        figures=(("held", "120 MiB"), ("share", "13%")),
+        detail="copy less",
+        kind="copy",
+    )
+    return Section("hints", (Heading("hints"), finding, Heading("more")), note="why these")
+
+
+def test_a_heading_and_a_finding_have_their_form_in_every_format() -> None:
+    with SECTIONS.extra("hints", "hints", _advice_like):
+        out = _formats(make_profile())
+    assert "hints\n- a big copy at x.py:7\n  held 120 MiB · share 13%\n  copy less\nmore\n" in out["terminal"]
+    markdown = (
+        "**hints**\n\n- **a big copy** at `x.py:7`\n\n  held 120 MiB · share 13%\n\n  copy less\n\n**more**"
+    )
+    assert markdown in out["markdown"]
+    # the page: the heading that repeats the section's is left out, the other is a sub-heading
+    page = out["html"]
+    assert '<section id="hints"><h2>hints</h2><p class="note">why these</p><div class="advice"' in page
+    assert "<h3>a big copy <code>x.py:7</code></h3>" in page and "<h3>more</h3>" in page
+    assert "<tr><th>held</th><td>120 MiB</td></tr>" in page and "<p>copy less</p>" in page
+
+
+def test_a_figure_keeps_a_fixed_width_and_an_absent_cell_is_words_not_code() -> None:
+    columns = (Column("n", width=6), Column("what", role="rest", keep=True, code=True, absent="(none)"))
+
+    def fixed(profile: Profile) -> Section:
+        return Section("fixed", (Table("fixed", columns, (("1", "run x"), ("2", "(none)"))),))
+
+    with SECTIONS.extra("fixed", None, fixed):
+        out = _formats(make_profile())
+    assert "     n  what  \n     1  run x \n     2  (none)\n" in out["terminal"]
+    assert "| 1 | `run x` |\n| 2 | (none) |" in out["markdown"]
+    assert '<code title="run x">run x</code>' in out["html"] and '<code title="(none)">' not in out["html"]
+
+
+def _figures(profile: Profile) -> Section:
+    head = (Span("needs ", "strong"), Span("1.0 GiB", "figure"))
+    return Section(
+        "figures",
+        (
+            Heading("report", code="run x", level=3),
+            Line((head, (Span("(sampled)"),), (Span("exit 1", "bad"), Span(" ·")), (Span("a.py", "code"),))),
+            Line(
+                ((Span("by cgroup,", "dim"),), (Span("page cache included", "dim"),)), lead="  ", joined=True
+            ),
+            Line(
+                ((Span("part one,", "dim"),), (Span("part two", "dim"),)), lead="  ", indent="    ", item=True
+            ),
+            Line(((Span("part three", "dim"),),), lead="  ", item=True),
+            Sparkline("memory", (0.0, 1.0, 4.0, 2.0), "0 to 4 B over 1 s"),
+        ),
+    )
+
+
+def test_lines_of_figures_break_between_their_parts_and_join_where_there_is_no_width() -> None:
+    with SECTIONS.extra("figures", None, _figures):
+        wide = _formats(make_profile())
+        narrow = TerminalRenderer(width=20).render(make_profile())
+    assert (
+        "report run x\nneeds 1.0 GiB (sampled) exit 1 · a.py\n  by cgroup, page cache included\n"
+        in wide["terminal"]
+    )
+    assert "  part one, part two\n  part three\nmemory  ▂█▄  0 to 4 B over 1 s\n" in wide["terminal"]
+    # too narrow for a line: broken between parts, never inside one, the next lines indented
+    assert "needs 1.0 GiB\n  (sampled) exit 1 ·\n  a.py\n" in narrow
+    markdown = wide["markdown"]
+    assert (
+        "### report `run x`\n\n**needs 1.0 GiB** (sampled) **exit 1** · `a.py`"
+        " · by cgroup, page cache included" in markdown
+    )
+    assert "\n\n- part one, part two\n- part three\n\nmemory `  ▂█▄ ` 0 to 4 B over 1 s" in markdown
+    assert "<h3>report <code>run x</code></h3>" in wide["html"] and "<strong>1.0 GiB</strong>" in wide["html"]

@@ -54,12 +54,14 @@ from memgauge._errors import (
     UsageError,
 )
 from memgauge._files import check_output, same_file, write_output
+from memgauge.cli._formats import RECORD_SUFFIX, format_option
 from memgauge.cli._parser import Parser
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal, Protocol
 
+    from memgauge.cli._formats import Kind
     from memgauge.model import Profile
 
 # the verdict codes of check, sweep and submit (the table above)
@@ -237,13 +239,12 @@ def color_options(p: argparse.ArgumentParser) -> None:
     color.add_argument("--no-color", dest="color", action="store_false", help="no colors")
 
 
-def report_options(p: argparse.ArgumentParser, formats: list[str]) -> None:
+def report_options(p: argparse.ArgumentParser, kind: Kind) -> None:
     """The options of a report of saved profiles, shared by ``view`` and ``compare``."""
-    p.add_argument(
-        "--format",
-        choices=formats,
-        default=None,
-        help="terminal (the default unless --html is given), md (markdown, e.g. for a pull-request "
+    format_option(
+        p,
+        kind,
+        "terminal (the default unless --html is given), md (markdown, e.g. for a pull-request "
         "comment) or json",
     )
     p.add_argument("--html", metavar="PATH", help="write the HTML report to PATH (one file, works offline)")
@@ -252,11 +253,9 @@ def report_options(p: argparse.ArgumentParser, formats: list[str]) -> None:
     color_options(p)
 
 
-def run_report_options(p: argparse.ArgumentParser) -> None:
+def run_report_options(p: argparse.ArgumentParser, kind: Kind) -> None:
     """The report options of the commands that run a program many times (``sweep``, ``fit``)."""
-    p.add_argument(
-        "--format", choices=["terminal", "json"], default=None, help="report format (default terminal)"
-    )
+    format_option(p, kind, "report format (default terminal)")
     p.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH, not stdout")
     p.add_argument("--width", type=int, metavar="N", help="terminal width (default: the terminal's, or 100)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
@@ -325,10 +324,10 @@ def naming(path: str) -> Iterator[None]:
 
 def default_profile_path(name: str) -> str:
     base = f"memgauge-{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    path, n = f"{base}.json", 1
+    path, n = base + RECORD_SUFFIX, 1
     while os.path.exists(path):  # two runs in the same second keep both profiles
         n += 1
-        path = f"{base}-{n}.json"
+        path = f"{base}-{n}{RECORD_SUFFIX}"
     return path
 
 

@@ -10,6 +10,7 @@ import sys
 from memgauge._errors import OutputError, UsageError
 from memgauge._files import check_output, same_file, write_output
 from memgauge.cli._common import default_profile_path
+from memgauge.cli._formats import FORMATS, PAGE, RECORD_SUFFIX, Look, need
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -155,16 +156,14 @@ class RunPlan:
 
 
 def _write_html(profile: Profile, path: str) -> None:
-    from memgauge.render import HtmlRenderer
-
-    write_output(path, HtmlRenderer().render(profile), "HTML report")
+    write_output(path, need(PAGE.profile, "html")(profile, Look()), "HTML report")
 
 
 def _save_elsewhere(profile: Profile, name: str, error: OutputError) -> OutputError:
     import tempfile
 
     try:
-        fd, fallback = tempfile.mkstemp(prefix=f"memgauge-{name}-", suffix=".json")
+        fd, fallback = tempfile.mkstemp(prefix=f"memgauge-{name}-", suffix=RECORD_SUFFIX)
         os.close(fd)
         profile.save(fallback)
     except (OSError, OutputError):
@@ -204,10 +203,8 @@ def _columns(stream: TextIO) -> int:
 def _report_text(profile: Profile, width: int, color: bool) -> str:
     """The terminal report; where rendering it fails, one line saying so, so that the lines after
     it (where the profile was saved) are still printed and the run's exit code stands."""
-    # imported after the run: rich's import time is not added to the program's start
-    from memgauge.render import TerminalRenderer
-
+    # the renderer loads after the run: rich's import time is not added to the program's start
     try:
-        return TerminalRenderer(width=width, color=color).render(profile)
+        return need(FORMATS["terminal"].profile, "terminal")(profile, Look(width, color))
     except Exception as e:  # any renderer defect: the saved profile still says it all
         return f"memgauge: the report could not be rendered ({type(e).__name__}: {e})\n"

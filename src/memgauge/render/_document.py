@@ -2,9 +2,11 @@
 
 A section's build function takes a ``Profile`` and returns a ``Section`` (or None: nothing to say,
 so no heading, no blank chart, no "steps 0"): a heading and a note for the page, and blocks,
-each a ``Table`` (columns with roles, how each gives way to a narrow terminal), a ``Paragraph``
-(with a tone), ``Items`` or a ``Chart`` (the HTML page's canvas; the text formats
-have none). One backend per format renders it (``_document_terminal``, ``_document_markdown``,
+each a ``Heading`` (a title of the text reports), a ``Line`` of figures (spans with tones, broken
+only between its parts), a ``Sparkline``, a ``Table`` (columns with roles, how each
+gives way to a narrow terminal), a ``Paragraph`` (with a tone), ``Items``, a ``Finding`` (a titled
+piece of advice and the figures it rests on) or a ``Chart`` (the HTML page's canvas; the text
+formats have none). One backend per format renders it (``_document_terminal``, ``_document_markdown``,
 ``_document_html``), so a table's columns, titles and order are the same in every format.
 
 ``SECTIONS`` (in ``_sections``) lists the sections in report order; a new section registers there
@@ -40,6 +42,12 @@ class Column:
     # where a format has no width to fit (Markdown), each cell is stripped and cut to this many
     # characters; the terminal's layout cuts to the width it has
     clip: int | None = None
+    # a figure's narrowest on the terminal, wider than its cells need: a table whose columns stay
+    # put whatever its figures (the processes', whose pids and peaks differ from run to run)
+    width: int = 0
+    # the cell that stands for a missing value in a ``code`` column ("(unknown)"): set as words,
+    # not as code, where a format can tell them apart
+    absent: str = ""
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,54 @@ class Table:
 
 
 @dataclass(frozen=True)
+class Heading:
+    """A title over the blocks after it in the text reports (bold); the page leaves out one that
+    repeats its section's heading, as it does a table's title, and sets another as a sub-heading.
+    ``code``: code after the words (a command: the report's title), None for none; ``level``: a
+    Markdown heading of that level (0: a bold line)."""
+
+    text: str
+    code: str | None = None
+    level: int = 0
+
+
+# a span's tone: "figure" is a headline's figure (bold, and in colour where there is colour);
+# "good" and "bad" an outcome's; "code" a command's or a file's name; the others as a ``Tone``
+SpanTone = Literal["", "strong", "figure", "good", "bad", "dim", "code"]
+
+
+@dataclass(frozen=True)
+class Span:
+    text: str
+    tone: SpanTone = ""
+
+
+@dataclass(frozen=True)
+class Line:
+    """Figures on a line, broken only between its ``parts`` (a part's spans stay together, so
+    that a figure keeps its unit) where the terminal is too narrow: the next lines start with
+    ``indent``, the first with ``lead``. Markdown has no width: its parts joined by spaces on one
+    line; with ``joined``, after the line before it and a " · "; an ``item`` is one of a list
+    (consecutive items: one list)."""
+
+    parts: tuple[tuple[Span, ...], ...]
+    lead: str = ""
+    indent: str = "  "
+    joined: bool = False
+    item: bool = False
+
+
+@dataclass(frozen=True)
+class Sparkline:
+    """A series drawn in characters after ``label``, then ``tail`` (its range, in words): as wide
+    as the terminal leaves it (at most 60), 60 characters in Markdown."""
+
+    label: str
+    values: tuple[float, ...]
+    tail: str
+
+
+@dataclass(frozen=True)
 class Paragraph:
     text: str
     tone: Tone = ""
@@ -81,13 +137,26 @@ class Items:
 
 
 @dataclass(frozen=True)
+class Finding:
+    """A piece of advice: its ``title`` and the code it is about (``where``, a ``file:line``),
+    the ``figures`` it rests on (label, value; a value is never broken across lines), and the
+    ``detail``: what to do; ``kind``: what the page knows it by."""
+
+    title: str
+    where: str = ""
+    figures: tuple[tuple[str, str], ...] = ()
+    detail: str = ""
+    kind: str = ""
+
+
+@dataclass(frozen=True)
 class Chart:
     """A chart of the HTML page (its canvas, drawn by the page's script from the page's data)."""
 
     id: str
 
 
-Block = Table | Paragraph | Items | Chart
+Block = Heading | Line | Sparkline | Table | Paragraph | Items | Finding | Chart
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,27 @@
 """The report document on the HTML page: a section under its heading and note, a table under its
-title (a sub-heading, unless it repeats the section's heading), paragraphs classed by tone, notes
-as a list, a chart as its canvas."""
+title and a heading as a sub-heading (either left out where it repeats the section's heading),
+paragraphs and lines of figures classed by tone, notes as a list, a piece of advice as its box
+with its figures' table, a chart as its canvas (a sparkline, the text reports' chart, as text)."""
 
 from __future__ import annotations
 
-from memgauge.render._document import Chart, Items, Paragraph, Section, Table
+from memgauge.analysis import sparkline
+from memgauge.render._document import (
+    Block,
+    Chart,
+    Column,
+    Finding,
+    Heading,
+    Items,
+    Line,
+    Paragraph,
+    Section,
+    Span,
+    Sparkline,
+    Table,
+)
 from memgauge.render._format import esc
-from memgauge.render._html_page import Part, code, items, table, text
+from memgauge.render._html_page import Cell, Part, code, items, table, text
 
 
 def _id(anchor: str) -> str:
@@ -22,23 +37,67 @@ def section_part(section: Section) -> Part:
         if isinstance(block, Table):
             if block.title and block.title != section.heading:
                 parts.append(f"<h3{_id(block.anchor)}>{esc(block.title)}</h3>")
-            headers = [(c.header, c.role == "figure") for c in block.columns]
-            cell = [code if c.code else text for c in block.columns]
-            depths = block.depths or (0,) * len(block.rows)
-            # a nested row's first cell indented by non-breaking spaces, which HTML keeps
-            nested = [
-                (("\u00a0\u00a0" * d + r[0], *r[1:]) if r else r)
-                for r, d in zip(block.rows, depths, strict=True)
-            ]
-            rows = [[f(v) for f, v in zip(cell, row, strict=True)] for row in nested]
-            parts.append(table(headers, rows, cls=block.cls))
-        elif isinstance(block, Paragraph):
-            cls = f' class="{_CLASS[block.tone]}"' if _CLASS[block.tone] else ""
-            parts.append(f"<p{cls}{_id(block.anchor)}>{esc(block.text)}</p>")
-        elif isinstance(block, Items):
-            parts.append(items(block.texts))
-        elif isinstance(block, Chart):
-            parts.append(f'<div class="chart"><canvas id="{esc(block.id)}"></canvas></div>')
+            parts.append(_table(block))
+        elif isinstance(block, Heading):
+            parts.append("" if block.text == section.heading else _heading(block))
         else:
-            raise TypeError(f"no HTML form for {block!r}")
+            parts.append(_form(block))
     return Part("".join(parts), section.heading, esc(section.note))
+
+
+def _form(block: Block) -> str:
+    if isinstance(block, Line):
+        spans = (" ".join(_span(s) for s in part) for part in block.parts)
+        return f"<p>{' '.join(spans)}</p>"
+    if isinstance(block, Sparkline):
+        drawn = sparkline(list(block.values), width=60)
+        return f'<p class="note">{esc(block.label)} <code>{esc(drawn)}</code> {esc(block.tail)}</p>'
+    if isinstance(block, Paragraph):
+        cls = f' class="{_CLASS[block.tone]}"' if _CLASS[block.tone] else ""
+        return f"<p{cls}{_id(block.anchor)}>{esc(block.text)}</p>"
+    if isinstance(block, Items):
+        return items(block.texts)
+    if isinstance(block, Finding):
+        return _finding(block)
+    if isinstance(block, Chart):
+        return f'<div class="chart"><canvas id="{esc(block.id)}"></canvas></div>'
+    raise TypeError(f"no HTML form for {block!r}")
+
+
+def _heading(heading: Heading) -> str:
+    code = "" if heading.code is None else f" <code>{esc(heading.code)}</code>"
+    return f"<h3>{esc(heading.text)}{code}</h3>"
+
+
+def _span(span: Span) -> str:
+    if span.tone == "code":
+        return f"<code>{esc(span.text)}</code>"
+    if span.tone in ("strong", "figure"):
+        return f"<strong>{esc(span.text)}</strong>"
+    cls = {"good": "good", "bad": "bad", "dim": "note"}.get(span.tone)
+    return f'<span class="{cls}">{esc(span.text)}</span>' if cls else esc(span.text)
+
+
+def _table(block: Table) -> str:
+    headers = [(c.header, c.role == "figure") for c in block.columns]
+    depths = block.depths or (0,) * len(block.rows)
+    rows = []
+    for row, depth in zip(block.rows, depths, strict=True):
+        # a nested row's first cell indented by non-breaking spaces, which HTML keeps
+        cells = ("\u00a0\u00a0" * depth + row[0], *row[1:]) if row else row
+        rows.append([_cell(c, v) for c, v in zip(block.columns, cells, strict=True)])
+    return table(headers, rows, cls=block.cls)
+
+
+def _cell(column: Column, value: str) -> Cell:
+    # a missing value in a code column (its ``absent``) is words, not code
+    return code(value) if column.code and not (column.absent and value == column.absent) else text(value)
+
+
+def _finding(finding: Finding) -> str:
+    figures = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in finding.figures)
+    where = f" <code>{esc(finding.where)}</code>" if finding.where else ""
+    return (
+        f'<div class="advice" data-kind="{esc(finding.kind)}"><h3>{esc(finding.title)}{where}</h3>'
+        f'<table class="evidence">{figures}</table><p>{esc(finding.detail)}</p></div>'
+    )

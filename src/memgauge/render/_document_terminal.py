@@ -1,15 +1,33 @@
 """The report document in the terminal: each table laid out by ``Layout`` (its columns' roles
-say how they give way to a narrow terminal), paragraphs styled by tone, charts left out."""
+say how they give way to a narrow terminal), headings in bold, lines of figures wrapped between
+their parts, paragraphs styled by tone, advice wrapped under its item, charts left out."""
 
 from __future__ import annotations
 
-from rich.console import Console
+import textwrap
+
+from rich.console import Console, RenderableType
 from rich.text import Text
 
-from memgauge.render._document import Chart, Items, Paragraph, Section, Table
-from memgauge.render._layout import Layout
+from memgauge.analysis import sparkline
+from memgauge.render._document import (
+    Block,
+    Chart,
+    Finding,
+    Heading,
+    Items,
+    Line,
+    Paragraph,
+    Section,
+    Sparkline,
+    Table,
+)
+from memgauge.render._layout import Layout, wrapped
 
 _STYLE = {"": "", "strong": "bold", "bad": "bold red", "warn": "yellow", "dim": "dim"}
+_SPAN_STYLE = {**_STYLE, "figure": "bold magenta", "good": "green", "code": "cyan"}
+# stands for a space that must not break a line while advice is wrapped
+_GLUE = "\x00"
 
 
 def table_layout(table: Table, width: int) -> Layout:
@@ -24,9 +42,9 @@ def table_layout(table: Table, width: int) -> Layout:
         elif c.role == "path":
             layout.path(c.header, most=c.most or 48, least=c.least)
         elif c.role == "label":
-            layout.figure(c.header, justify="left")
+            layout.figure(c.header, justify="left", least=c.width)
         else:
-            layout.figure(c.header)
+            layout.figure(c.header, least=c.width)
     styles = ["dim" if c.dim else "" for c in table.columns]
     depths = table.depths or (0,) * len(table.rows)
     for row, depth in zip(table.rows, depths, strict=True):
@@ -37,13 +55,80 @@ def table_layout(table: Table, width: int) -> Layout:
 
 def print_section(out: Console, section: Section, width: int) -> None:
     for block in section.blocks:
-        if isinstance(block, Table):
-            layout = table_layout(block, width)
-            out.print(layout.fit(layout.named(*block.optional)))
-        elif isinstance(block, Paragraph):
-            out.print(Text(block.text, style=_STYLE[block.tone]))
+        if isinstance(block, Finding):
+            _finding(out, block, width)
         elif isinstance(block, Items):
             for line in block.texts:
                 out.print(Text(line, style="dim"))
         elif not isinstance(block, Chart):  # a chart is the page's alone
-            raise TypeError(f"no terminal form for {block!r}")
+            out.print(_form(block, width))
+
+
+def _form(block: Block, width: int) -> RenderableType:
+    if isinstance(block, Table):
+        layout = table_layout(block, width)
+        return layout.fit(layout.named(*block.optional))
+    if isinstance(block, Heading):
+        return _heading(block)
+    if isinstance(block, Line):
+        return wrapped(_parts(block), width, indent=block.indent)
+    if isinstance(block, Sparkline):
+        return _sparkline(block, width)
+    if isinstance(block, Paragraph):
+        return Text(block.text, style=_STYLE[block.tone])
+    raise TypeError(f"no terminal form for {block!r}")
+
+
+def _heading(heading: Heading) -> Text:
+    if heading.code is None:
+        return Text(heading.text, style="bold")
+    title = Text(f"{heading.text} ", style="bold")
+    title.append(heading.code, style="cyan")
+    return title
+
+
+def _parts(line: Line) -> list[Text]:
+    """Each part as one text of its spans' styles; the lead goes into the first span's."""
+    parts = []
+    for i, spans in enumerate(line.parts):
+        text = Text()
+        for j, span in enumerate(spans):
+            lead = line.lead if i == j == 0 else ""
+            text.append(lead + span.text, style=_SPAN_STYLE[span.tone])
+        parts.append(text)
+    return parts
+
+
+def _sparkline(block: Sparkline, width: int) -> Text:
+    tail = Text(block.tail, style="dim")
+    # the sparkline takes what the figures after it leave, or the whole line above them
+    room = width - len(block.label) - 1 - 2 - tail.cell_len
+    spark = Text(f"{block.label} ", style="bold")
+    drawn = sparkline(list(block.values), width=min(60, room if room >= 10 else width - 7))
+    spark.append(drawn, style="magenta")
+    spark.append("  " if room >= 10 else "\n  ")
+    return spark + tail
+
+
+def _finding(out: Console, finding: Finding, width: int) -> None:
+    """An item of a list: its title in bold, then its figures (dim) and its detail, each wrapped
+    under it."""
+    parts = [(f"- {finding.title}" + (f" at {finding.where}" if finding.where else ""), "bold")]
+    if finding.figures:
+        # a figure is never cut: its number and unit are held together while wrapping
+        figures = (f"{label} {value.replace(' ', _GLUE)}" for label, value in finding.figures)
+        parts.append((" · ".join(figures), "dim"))
+    if finding.detail:
+        parts.append((finding.detail, ""))
+    for i, (text, style) in enumerate(parts):
+        # wrapped here, not by rich: a wrapped line stays indented under its item, and no line
+        # is padded with blanks to the width
+        lines = textwrap.wrap(
+            text,
+            width,
+            initial_indent="" if i == 0 else "  ",
+            subsequent_indent="  ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        out.print(Text("\n".join(lines).replace(_GLUE, " "), style=style), overflow="fold")

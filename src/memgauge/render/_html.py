@@ -16,7 +16,6 @@ from typing import Any
 
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import (
-    advise,
     cpu_cores,
     exit_text,
     largest_series,
@@ -42,6 +41,7 @@ from memgauge.render._html_tables import (
     processes,
     rollups,
 )
+from memgauge.render._section_core import advice_section
 from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.render._text import needs_lines
 from memgauge.sections.torch import torch_data
@@ -89,18 +89,8 @@ def _summary(v: ProfileView) -> Part:
 
 
 def _advice(v: ProfileView) -> Part | None:
-    found = advise(v.profile, v.cwd)
-    if not found:
-        return None
-    out = []
-    for a in found:
-        evidence = "".join(f"<tr><th>{esc(e.label)}</th><td>{esc(e.value)}</td></tr>" for e in a.evidence)
-        where = f" <code>{esc(a.where)}</code>" if a.where else ""
-        out.append(
-            f'<div class="advice" data-kind="{esc(a.kind)}"><h3>{esc(a.title)}{where}</h3>'
-            f'<table class="evidence">{evidence}</table><p>{esc(a.detail)}</p></div>'
-        )
-    return Part("".join(out), "advice", "Each piece of advice shows the figures it rests on.")
+    section = advice_section(v.profile, v.cwd)
+    return None if section is None else section_part(section)
 
 
 def _cores(p: Profile) -> tuple[list[float], list[float]]:

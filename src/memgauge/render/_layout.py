@@ -157,8 +157,9 @@ class Layout:
         self._roles[id(column)] = role
         return column
 
-    def figure(self, header: str | Text, justify: JustifyMethod = "right") -> Column:
-        return self._add(header, _Role("figure"), justify, wrap=False)
+    def figure(self, header: str | Text, justify: JustifyMethod = "right", *, least: int = 0) -> Column:
+        """``least``: its narrowest, where its cells are narrower (a column that stays put)."""
+        return self._add(header, _Role("figure", least=least), justify, wrap=False)
 
     def words(self, header: str | Text) -> Column:
         return self._add(header, _Role("words"), "left", wrap=True)
@@ -188,8 +189,10 @@ class Layout:
     def _natural(self, column: Column) -> int:
         header = [len(str(column.header))] if self.table.show_header else []
         width = max([*header, *(len(str(c)) for c in column.cells)])
-        most = self._role(column).most
-        return width if most is None else min(width, most)
+        role = self._role(column)
+        if role.kind == "figure":
+            return max(width, role.least)
+        return width if role.most is None else min(width, role.most)
 
     def _narrowest(self, column: Column) -> int | None:
         """How narrow ``column`` can be and still be shown; None where it is not counted."""

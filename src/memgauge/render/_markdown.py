@@ -8,29 +8,16 @@ can diff them.
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Sequence
-
-from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import (
-    advise,
-    exit_text,
-    sparkline,
-    top_processes,
-)
 from memgauge.model import Profile
 from memgauge.render._document import Section
 from memgauge.render._document_markdown import section_blocks
-from memgauge.render._format import core_share, md_code, md_table, md_text
+from memgauge.render._format import md_text
+from memgauge.render._section_core import advice_section, processes_table
+from memgauge.render._section_header import header_section
 from memgauge.render._section_lines import allocation_lines, cpu_lines, held_lines, leak_lines, slow_imports
 from memgauge.render._section_phases import phases_table
 from memgauge.render._sections import SECTIONS as DOCUMENT
-from memgauge.render._text import (
-    needs_lines,
-    peak_note,
-    processes_title,
-    reconciliation_terms,
-)
+from memgauge.render._text import reconciliation_terms
 
 
 class MarkdownRenderer:
@@ -44,10 +31,10 @@ class MarkdownRenderer:
 
     def render(self, profile: Profile) -> str:
         blocks: list[list[str]] = []
-        blocks += self._header(profile)
+        blocks += section_blocks(header_section(profile))
         for section in (
             lambda p: self._document(phases_table(p, self.max_phases)),
-            self._processes,
+            lambda p: self._document(processes_table(p, self.max_processes)),
             lambda p: self._document(held_lines(p, self.cwd, self.max_lines)),
             self._allocation,
             _documents,
@@ -55,72 +42,13 @@ class MarkdownRenderer:
             lambda p: self._document(leak_lines(p, self.cwd, self.max_lines)),
             lambda p: self._document(slow_imports(p)),
             self._notes,
-            self._advice,
+            lambda p: self._document(advice_section(p, self.cwd)),
         ):
             blocks += section(profile)
         return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
 
-    def _header(self, p: Profile) -> list[list[str]]:
-        blocks = [[f"### memgauge {md_code(shlex.join(p.command))}"]]
-        words, tone = exit_text(p)
-        # the terminal shows a failure in bold red; bold is what markdown has
-        status = f"**{words}**" if tone == "bad" else words
-        summary = (
-            f"{status} · wall {format_seconds(p.wall_seconds)} · user {format_seconds(p.cpu.user_seconds)}"
-            f" · system {format_seconds(p.cpu.system_seconds)}"
-        )
-        if p.wall_seconds > 0:
-            summary += f" · CPU {core_share(p)}"
-        blocks.append([summary])
-
-        peak = p.peak
-        needs = needs_lines(p)
-        if needs is not None:
-            blocks.append([f"**{needs[0]}** {md_text(needs[1])}"])
-            blocks.append([f"- {md_text(row)}" for row in needs[2]])
-        else:
-            head = f"**resident peak {format_bytes(peak.resident_bytes)}** {peak_note(p)}"
-            if peak.at_seconds is not None:
-                head += f" at {format_seconds(peak.at_seconds)}"
-            how = f"by {md_text(peak.method)}" + (", page cache included" if peak.includes_page_cache else "")
-            if len(p.processes) > 1 or peak.includes_page_cache:
-                how += f"; largest process {format_bytes(peak.largest_process_bytes)}"
-            blocks.append([f"{head} · {how}"])
-
-        series = p.timeline.cgroup_bytes or p.timeline.tree_resident_bytes
-        if series:
-            blocks.append(
-                [
-                    f"memory {md_code(sparkline(series, width=60))}"
-                    f" 0 to {format_bytes(max(series))} over {format_seconds(p.wall_seconds)}"
-                ]
-            )
-        return blocks
-
-    def _section(
-        self, title: str, headers: Sequence[str], right: Sequence[bool], rows: Sequence[Sequence[str]]
-    ) -> list[list[str]]:
-        # blank line between: a table straight under a paragraph line would take it as its header
-        return [[f"**{title}**"], md_table(headers, ["---:" if r else ":---" for r in right], rows)]
-
     def _document(self, section: Section | None) -> list[list[str]]:
         return [] if section is None else section_blocks(section)
-
-    def _processes(self, p: Profile) -> list[list[str]]:
-        if len(p.processes) <= 1:
-            return []
-        shown = top_processes(p, self.max_processes)
-        cells = [
-            [
-                str(proc.pid),
-                format_bytes(proc.peak_resident_bytes),
-                format_seconds(proc.cpu_user_seconds + proc.cpu_system_seconds),
-                md_code(shlex.join(proc.cmdline)) if proc.cmdline else "(unknown)",
-            ]
-            for proc in shown
-        ]
-        title = processes_title(len(shown), len(p.processes))
-        return self._section(title, ["pid", "peak", "cpu", "command"], [True, True, True, False], cells)
 
     def _allocation(self, p: Profile) -> list[list[str]]:
         blocks = self._document(allocation_lines(p, self.cwd, self.max_lines))
@@ -141,23 +69,6 @@ class MarkdownRenderer:
                 lines.append(">")
             lines.append(f"> note: {md_text(note)}")
         return [lines]
-
-    def _advice(self, p: Profile) -> list[list[str]]:
-        found = advise(p, self.cwd)
-        if not found:
-            return []
-        items: list[str] = []
-        for a in found:
-            # a blank line between items (a loose list): each has paragraphs of its own
-            if items:
-                items.append("")
-            items.append(f"- **{md_text(a.title)}**" + (f" at {md_code(a.where)}" if a.where else ""))
-            if a.evidence:
-                evidence = " · ".join(f"{md_text(e.label)} {md_text(e.value)}" for e in a.evidence)
-                items += ["", f"  {evidence}"]
-            if a.detail:
-                items += ["", f"  {md_text(a.detail)}"]
-        return [["**advice**"], items]
 
 
 def _documents(profile: Profile) -> list[list[str]]:

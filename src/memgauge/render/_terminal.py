@@ -3,43 +3,22 @@
 from __future__ import annotations
 
 import io
-import re
-import shlex
-import textwrap
 
 from rich.console import Console
 from rich.text import Text
 
-from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import (
-    advise,
-    exit_text,
-    overhead_summary,
-    sparkline,
-    top_processes,
-)
+from memgauge._units import format_seconds
+from memgauge.analysis import overhead_summary
 from memgauge.model import Profile
 from memgauge.render._document import Section
 from memgauge.render._document_terminal import print_section
-from memgauge.render._format import core_share
-from memgauge.render._layout import Layout, console, wrapped
+from memgauge.render._layout import console
+from memgauge.render._section_core import advice_section, processes_table
+from memgauge.render._section_header import header_section
 from memgauge.render._section_lines import allocation_lines, cpu_lines, held_lines, leak_lines, slow_imports
 from memgauge.render._section_phases import phases_table
 from memgauge.render._sections import SECTIONS as DOCUMENT
-from memgauge.render._text import (
-    needs_lines,
-    peak_note,
-    processes_title,
-    reconciliation_terms,
-)
-
-# stands for a space that must not break a line while advice is wrapped
-_GLUE = "\x00"
-
-
-def _exit_text(profile: Profile) -> Text:
-    words, tone = exit_text(profile)
-    return Text(words, style={"good": "green", "bad": "bold red"}.get(tone, ""))
+from memgauge.render._text import reconciliation_terms
 
 
 class TerminalRenderer:
@@ -62,9 +41,9 @@ class TerminalRenderer:
     def render(self, profile: Profile) -> str:
         buf = io.StringIO()
         out = console(buf, self.width, self.color)
-        self._header(out, profile)
+        self._document(out, header_section(profile))
         self._document(out, phases_table(profile, self.max_phases))
-        self._processes(out, profile)
+        self._document(out, processes_table(profile, self.max_processes))
         self._document(out, held_lines(profile, self.cwd, self.max_lines))
         self._allocation(out, profile)
         # torch, training, I/O, GPU: the report document's, where the other formats have them too
@@ -75,7 +54,7 @@ class TerminalRenderer:
         self._document(out, slow_imports(profile))
         for note in profile.peak.notes:
             out.print(Text(f"note: {note}", style="yellow"))
-        self._advice(out, profile)
+        self._document(out, advice_section(profile, self.cwd))
         self._overhead(out, profile)
         return buf.getvalue()
 
@@ -93,117 +72,6 @@ class TerminalRenderer:
             f"CPU {format_seconds(summary.cpu_seconds)} ({parts})"
         )
         out.print(Text(text, style="dim"))
-
-    def _advice(self, out: Console, p: Profile) -> None:
-        """The advice the HTML and markdown reports carry, each with the figures it rests on; no
-        section at all without advice, so reports of programs without it are unchanged."""
-        found = advise(p, self.cwd)
-        if not found:
-            return
-        out.print(Text("advice", style="bold"))
-        for a in found:
-            title = f"- {a.title}" + (f" at {a.where}" if a.where else "")
-            parts = [(title, "bold")]
-            if a.evidence:
-                # a figure is never cut: its number and unit are held together while wrapping
-                figures = (f"{e.label} {e.value.replace(' ', _GLUE)}" for e in a.evidence)
-                parts.append((" · ".join(figures), "dim"))
-            if a.detail:
-                parts.append((a.detail, ""))
-            for i, (text, style) in enumerate(parts):
-                # wrapped here, not by rich: a wrapped line stays indented under its item, and no
-                # line is padded with blanks to the width
-                lines = textwrap.wrap(
-                    text,
-                    self.width,
-                    initial_indent="" if i == 0 else "  ",
-                    subsequent_indent="  ",
-                    break_long_words=False,
-                    break_on_hyphens=False,
-                )
-                out.print(Text("\n".join(lines).replace(_GLUE, " "), style=style), overflow="fold")
-
-    def _header(self, out: Console, p: Profile) -> None:
-        title = Text("memgauge ", style="bold")
-        title.append(shlex.join(p.command), style="cyan")
-        out.print(title)
-        times = [
-            _exit_text(p),
-            Text(f"wall {format_seconds(p.wall_seconds)}"),
-            Text(f"user {format_seconds(p.cpu.user_seconds)}"),
-            Text(f"system {format_seconds(p.cpu.system_seconds)}"),
-        ]
-        if p.wall_seconds > 0:
-            times.append(Text(f"CPU {core_share(p)}"))
-        for i, part in enumerate(times[:-1]):
-            # the separator in no colour, not in the exit status's red
-            times[i] = Text.assemble(part, " ·")
-        out.print(wrapped(times, self.width))
-        needs = needs_lines(p)
-        if needs is not None:
-            head = Text("container needs ", style="bold")
-            head.append(needs[0].removeprefix("container needs "), style="bold magenta")
-            out.print(wrapped([head, Text(needs[1])], self.width))
-            for row in needs[2]:
-                # broken after a comma, a colon or a dot, so that a figure keeps its unit
-                parts = [Text(part, style="dim") for part in re.split(r"(?<=[,:·]) ", "  " + row)]
-                out.print(wrapped(parts, self.width, indent="    "))
-        else:
-            self._resident_peak(out, p)
-        self._sparkline(out, p)
-
-    def _resident_peak(self, out: Console, p: Profile) -> None:
-        peak = p.peak
-        head = Text("resident peak ", style="bold")
-        head.append(format_bytes(peak.resident_bytes), style="bold magenta")
-        parts = [head, Text(peak_note(p))]
-        if peak.at_seconds is not None:
-            parts.append(Text(f"at {format_seconds(peak.at_seconds)}"))
-        out.print(wrapped(parts, self.width))
-        # Text, not markup: the method is a string from the profile
-        how = [Text(f"  by {peak.method}", style="dim")]
-        if peak.includes_page_cache:
-            how[-1].append(",")
-            how.append(Text("page cache included", style="dim"))
-        if len(p.processes) > 1 or peak.includes_page_cache:
-            how[-1].append(";")
-            how.append(Text(f"largest process {format_bytes(peak.largest_process_bytes)}", style="dim"))
-        out.print(wrapped(how, self.width))
-
-    def _sparkline(self, out: Console, p: Profile) -> None:
-        series = p.timeline.cgroup_bytes or p.timeline.tree_resident_bytes
-        if series:
-            tail = Text(
-                f"0 to {format_bytes(max(series))} over {format_seconds(p.wall_seconds)}", style="dim"
-            )
-            # the sparkline takes what the figures after it leave, or the whole line above them
-            room = self.width - len("memory ") - 2 - tail.cell_len
-            spark = Text("memory ", style="bold")
-            spark.append(
-                sparkline(series, width=min(60, room if room >= 10 else self.width - 7)), style="magenta"
-            )
-            spark.append("  " if room >= 10 else "\n  ")
-            out.print(spark + tail)
-
-    def _processes(self, out: Console, p: Profile) -> None:
-        if len(p.processes) <= 1:
-            return
-        shown = top_processes(p, self.max_processes)
-        # not fitted: the command takes what the fixed figures leave (a ratio), cut at its end
-        table = Layout(self.width, processes_title(len(shown), len(p.processes))).table
-        table.add_column("pid", justify="right", no_wrap=True, min_width=7)
-        table.add_column("peak", justify="right", no_wrap=True, min_width=9)
-        table.add_column("cpu", justify="right", no_wrap=True, min_width=8)
-        table.add_column("command", no_wrap=True, overflow="ellipsis", ratio=1)
-        for proc in shown:
-            table.add_row(
-                str(proc.pid),
-                format_bytes(proc.peak_resident_bytes),
-                format_seconds(proc.cpu_user_seconds + proc.cpu_system_seconds),
-                # Text: an argument is not rich markup
-                Text(shlex.join(proc.cmdline) if proc.cmdline else "(unknown)"),
-            )
-        out.print(table)
 
     def _document(self, out: Console, section: Section | None) -> None:
         if section is not None:

@@ -145,8 +145,8 @@ def report(
     record_path: str | None = None,
     predict_at: tuple[str, float, dict[str, Value]] | None = None,
 ) -> int:
-    from memgauge import render
     from memgauge.analysis import analyze
+    from memgauge.cli._formats import FORMATS, PAGE, Look, need
 
     if args.load:
         for path in (args.output, args.html):
@@ -164,13 +164,9 @@ def report(
         throughput=args.metric,
     )
     if args.html:
-        write_output(args.html, render.HtmlSweepRenderer().render(analysis), "HTML report")
+        write_output(args.html, need(PAGE.sweep, "html")(analysis, Look()), "HTML report")
     fmt = args.format or "terminal"
-    if fmt == "json":
-        text = render.JsonSweepRenderer().render(analysis)
-    else:
-        width, color = terminal_width_color(args)
-        text = render.TerminalSweepRenderer(width=width, color=color).render(analysis)
+    text = need(FORMATS[fmt].sweep, fmt)(analysis, Look(*terminal_width_color(args)))
     emit(text if text.endswith("\n") else text + "\n", args.output)
     if record_path is not None:
         say(f"sweep record: {record_path}\n")

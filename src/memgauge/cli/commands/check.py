@@ -30,6 +30,7 @@ from memgauge.cli._common import (
     run_options,
     say,
 )
+from memgauge.cli._formats import FORMATS, RECORD_SUFFIX, Judged, Look, format_option, need
 from memgauge.cli._parser import Parser
 from memgauge.cli._run_plan import RunPlan
 from memgauge.cli._spelling import renamed_value
@@ -100,14 +101,14 @@ class CheckCommand:
         p.add_argument(
             "--repeat", type=int, default=1, metavar="N", help="run N times and judge the medians (default 1)"
         )
-        p.add_argument(
-            "--format",
-            choices=["terminal", "json", "bmf"],
+        format_option(
+            p,
+            "verdict",
+            "terminal (default: the verdict's table), json (the verdict), bmf (Bencher Metric "
+            "Format, for dashboards)",
             default="terminal",
             # "text" was this option's spelling before every command said "terminal"
             type=renamed_value("--format", {"text": "terminal"}),
-            help="terminal (default: the verdict's table), json (the verdict), bmf (Bencher Metric "
-            "Format, for dashboards)",
         )
         p.add_argument("-o", "--output", metavar="PATH", help="write the --format output to PATH")
         p.add_argument("--name", metavar="NAME", help="benchmark name in BMF output (default: the target)")
@@ -267,7 +268,7 @@ def _numbered(path: str, i: int, n: int) -> str:
     if n == 1:
         return path
     stem, ext = os.path.splitext(path)
-    return f"{stem}-{i}{ext or '.json'}"
+    return f"{stem}-{i}{ext or RECORD_SUFFIX}"
 
 
 def _verdict(
@@ -301,22 +302,15 @@ def _verdict(
 def _output(
     verdict: Verdict, runs: list[Profile], name: str, args: argparse.Namespace, *, stdout: bool
 ) -> None:
-    import json
-
-    from memgauge.gate import bencher_bmf, verdict_json, verdict_text
-
-    if args.format == "json":
-        text = json.dumps(verdict_json(verdict), indent=2, allow_nan=False) + "\n"
-    elif args.format == "bmf":
-        text = json.dumps(bencher_bmf({name: runs}), indent=2, allow_nan=False) + "\n"
-    else:
-        text = verdict_text(verdict, width=100)
+    judged = Judged(verdict, runs, name)
+    text = need(FORMATS[args.format].verdict, args.format)(judged, Look())
     if args.output:
         write_output(args.output, text, "verdict")
         say(f"verdict: {args.output}\n")
         if args.format == "terminal":
             return
-        text = verdict_text(verdict, width=100)
+        # the file has the asked format; the stream, where a person reads it, the table
+        text = need(FORMATS["terminal"].verdict, "terminal")(judged, Look())
     stream = sys.stdout if stdout else sys.stderr
     if stream is not None:
         try:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 
 from memgauge._errors import UsageError
 from memgauge._files import write_output
 from memgauge.cli._common import Program, emit, load_profile, report_options, report_target, say
+from memgauge.cli._formats import FORMATS, PAGE, RECORD_SUFFIX, Look, need
 from memgauge.cli._parser import Parser
 
 
@@ -32,7 +32,7 @@ class CompareCommand:
         parser.add_argument(
             "--names", metavar="A,B,...", help="column names, comma-separated (default: the file names)"
         )
-        report_options(parser, ["terminal", "md", "json"])
+        report_options(parser, "comparison")
         parser.add_argument("--lines", type=int, default=10, metavar="N", help="lines compared (default 10)")
 
     def run(self, args: argparse.Namespace, program: list[str]) -> int:
@@ -48,26 +48,19 @@ class CompareCommand:
         else:
             names = _default_names(args.profiles)
         profiles = [load_profile(path) for path in args.profiles]
-        from memgauge import render
         from memgauge.analysis import compare
 
         comparison = compare(profiles, names, max_lines=args.lines)
         if args.html:
-            write_output(args.html, render.HtmlComparisonRenderer().render(comparison), "HTML report")
+            write_output(args.html, need(PAGE.comparison, "html")(comparison, Look()), "HTML report")
             say(f"report: {args.html}\n")
         if fmt is None:
             return 0
-        if fmt == "md":
-            text = render.MarkdownComparisonRenderer().render(comparison)
-        elif fmt == "json":
-            text = json.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n"
-        else:
-            text = render.TerminalComparisonRenderer(width=width, color=color).render(comparison)
-        emit(text, args.output)
+        emit(need(FORMATS[fmt].comparison, fmt)(comparison, Look(width, color)), args.output)
         return 0
 
 
 def _default_names(paths: list[str]) -> list[str]:
     """File names without .json; the whole path where two files share a name."""
-    stems = [os.path.basename(p).removesuffix(".json") for p in paths]
+    stems = [os.path.basename(p).removesuffix(RECORD_SUFFIX) for p in paths]
     return stems if len(set(stems)) == len(stems) else list(paths)

@@ -108,7 +108,7 @@ class FitCommand:
         p.add_argument("--no-verify", action="store_true", help="skip the run under the hard limit")
         p.add_argument("--json", metavar="PATH", help="write the fit record (JSON) to PATH")
         p.add_argument("--html", metavar="PATH", help="write the HTML report (the curve and the budget)")
-        run_report_options(p)
+        run_report_options(p, "fit")
         color_options(p)
         add_what_if_options(p)
 
@@ -208,17 +208,14 @@ def _progress(plan: FitPlan) -> Callable[[FitTrial], None]:
 
 
 def _report(args: argparse.Namespace, record: FitRecord) -> int:
-    from memgauge import render
+    from memgauge.cli._formats import FORMATS, PAGE, Look, need
 
     if args.json:
-        write_output(args.json, render.JsonFitRenderer().render(record), "fit record")
+        write_output(args.json, need(FORMATS["json"].fit, "json")(record, Look()), "fit record")
     if args.html:
-        write_output(args.html, render.HtmlFitRenderer().render(record), "HTML report")
-    if (args.format or "terminal") == "json":
-        text = render.JsonFitRenderer().render(record)
-    else:
-        width, color = terminal_width_color(args)
-        text = render.TerminalFitRenderer(width=width, color=color).render(record)
+        write_output(args.html, need(PAGE.fit, "html")(record, Look()), "HTML report")
+    fmt = args.format or "terminal"
+    text = need(FORMATS[fmt].fit, fmt)(record, Look(*terminal_width_color(args)))
     emit(text if text.endswith("\n") else text + "\n", args.output)
     if record.value is None:
         failed = bool(record.trials) and all(t.error is not None for t in record.trials)

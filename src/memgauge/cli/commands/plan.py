@@ -17,6 +17,7 @@ import os
 
 from memgauge._errors import TargetNotFoundError, UsageError
 from memgauge.cli._common import OVER_BUDGET, PASSED, Program, color_options, emit, say, terminal_width_color
+from memgauge.cli._formats import format_option
 from memgauge.cli._parser import Parser
 
 TYPE_CHECKING = False
@@ -176,7 +177,7 @@ class PlanCommand:
             metavar="N",
             help="--emulate: runs per shape, their median rate (default 3)",
         )
-        p.add_argument("--format", choices=["terminal", "md", "json"], default=None, help="report format")
+        format_option(p, "plan", "report format")
         p.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH, not stdout")
         p.add_argument("--json", metavar="PATH", help="also write the plan record (JSON) to PATH")
         p.add_argument("--html", metavar="PATH", help="also write the HTML report to PATH")
@@ -271,24 +272,17 @@ def _window_offsets(args: argparse.Namespace) -> tuple[float | None, list[float]
 
 def _show_plan(record: PlanRecord, args: argparse.Namespace) -> None:
     """The plan record and HTML report where asked, then the report in its format."""
-    from memgauge import render
     from memgauge._files import write_output
+    from memgauge.cli._formats import FORMATS, PAGE, Look, need
 
     if args.json:
-        write_output(args.json, render.JsonPlanRenderer().render(record), "plan record")
+        write_output(args.json, need(FORMATS["json"].plan, "json")(record, Look()), "plan record")
         say(f"plan record: {args.json}\n")
     if args.html:
-        write_output(args.html, render.HtmlPlanRenderer().render(record), "HTML report")
+        write_output(args.html, need(PAGE.plan, "html")(record, Look()), "HTML report")
         say(f"report: {args.html}\n")
     fmt = args.format or "terminal"
-    if fmt == "json":
-        text = render.JsonPlanRenderer().render(record)
-    elif fmt == "md":
-        text = render.MarkdownPlanRenderer().render(record)
-    else:
-        width, color = terminal_width_color(args)
-        text = render.TerminalPlanRenderer(width=width, color=color).render(record)
-    emit(text, args.output)
+    emit(need(FORMATS[fmt].plan, fmt)(record, Look(*terminal_width_color(args))), args.output)
 
 
 def _catalogue(args: argparse.Namespace) -> int:

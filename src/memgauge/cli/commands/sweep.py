@@ -143,7 +143,7 @@ class SweepCommand:
         p.add_argument("--save", metavar="DIR", help="also keep every run's profile in DIR")
         p.add_argument("--load", metavar="RECORD.json", help="analyse a saved sweep record; run nothing")
         p.add_argument("--html", metavar="PATH", help="write the HTML report (one file, works offline)")
-        run_report_options(p)
+        run_report_options(p, "sweep")
         p.add_argument("--no-lines", action="store_true", help="no line sampling in the runs")
         p.add_argument(
             "--cgroup", choices=["auto", "v2", "v1", "off"], default="auto", help="as for memgauge run"

@@ -6,6 +6,7 @@ import argparse
 
 from memgauge._files import write_output
 from memgauge.cli._common import Program, emit, load_profile, report_options, report_target, say
+from memgauge.cli._formats import FORMATS, PAGE, Look, need
 from memgauge.cli._parser import Parser
 
 
@@ -26,26 +27,17 @@ class ViewCommand:
 
     def prepare_parser(self, parser: Parser) -> None:
         parser.add_argument("profile", metavar="PROFILE.json")
-        report_options(parser, ["terminal", "md", "json"])
+        report_options(parser, "profile")
         parser.add_argument("--lines", type=int, default=8, metavar="N", help="lines per table (default 8)")
 
     def run(self, args: argparse.Namespace, program: list[str]) -> int:
         fmt, width, color = report_target(args, [args.profile])
         profile = load_profile(args.profile)
-        from memgauge import render
-
         if args.html:
-            write_output(args.html, render.HtmlRenderer().render(profile), "HTML report")
+            write_output(args.html, need(PAGE.profile, "html")(profile, Look()), "HTML report")
             say(f"report: {args.html}\n")
         if fmt is None:
             return 0
-        renderer: render.Renderer
-        if fmt == "md":
-            renderer = render.MarkdownRenderer(max_lines=args.lines)
-        elif fmt == "json":
-            renderer = render.JsonRenderer()
-        else:
-            renderer = render.TerminalRenderer(width=width, color=color, max_lines=args.lines)
-        text = renderer.render(profile)
+        text = need(FORMATS[fmt].profile, fmt)(profile, Look(width, color, args.lines))
         emit(text if text.endswith("\n") else text + "\n", args.output)
         return 0

@@ -1,0 +1,61 @@
+"""The core report's processes table and its advice, built once on the report document
+(``_document``). Each report places them where it has them (the terminal and Markdown reports the
+processes after the phases and the advice at the end; the page its advice first); the page draws
+its own processes table, with a process's parent, start and lifetime, sorted by value
+(``_html_tables``)."""
+
+from __future__ import annotations
+
+import shlex
+
+from memgauge._units import format_bytes, format_seconds
+from memgauge.analysis import advise, top_processes
+from memgauge.render._document import Column, Finding, Heading, Section, Table
+from memgauge.render._text import processes_title
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.model import Profile
+
+ADVICE = "advice"
+ADVICE_NOTE = "Each piece of advice shows the figures it rests on."
+UNKNOWN = "(unknown)"  # a process whose command line could not be read
+
+# the figures at fixed widths, so that two reports' tables line up; the command takes the rest,
+# cut at its end (never left out: it is what tells the processes apart)
+_PROCESS_COLUMNS = (
+    Column("pid", width=7),
+    Column("peak", width=9),
+    Column("cpu", width=8),
+    Column("command", role="rest", keep=True, code=True, absent=UNKNOWN),
+)
+
+
+def processes_table(p: Profile, most: int) -> Section | None:
+    """The ``most`` processes with the highest peaks; nothing for a program of one process."""
+    if len(p.processes) <= 1:
+        return None
+    shown = top_processes(p, most)
+    rows = tuple(
+        (
+            str(proc.pid),
+            format_bytes(proc.peak_resident_bytes),
+            format_seconds(proc.cpu_user_seconds + proc.cpu_system_seconds),
+            shlex.join(proc.cmdline) if proc.cmdline else UNKNOWN,
+        )
+        for proc in shown
+    )
+    return Section("", (Table(processes_title(len(shown), len(p.processes)), _PROCESS_COLUMNS, rows),))
+
+
+def advice_section(p: Profile, cwd: str | None) -> Section | None:
+    """Each piece of advice with the figures it rests on; no section at all without advice, so
+    the reports of programs without it are unchanged."""
+    found = advise(p, cwd)
+    if not found:
+        return None
+    findings = tuple(
+        Finding(a.title, a.where or "", tuple((e.label, e.value) for e in a.evidence), a.detail, a.kind)
+        for a in found
+    )
+    return Section(ADVICE, (Heading(ADVICE), *findings), note=ADVICE_NOTE)
