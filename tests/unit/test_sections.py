@@ -3,12 +3,17 @@ order their dependencies give, and nothing of a section loaded before a part of 
 
 from __future__ import annotations
 
+import html
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
+from memgauge import sections
 from memgauge.gate import judge, parse_budget
+from memgauge.model import Profile
+from memgauge.render import HtmlRenderer, MarkdownRenderer, TerminalRenderer
 from memgauge.render._sections import SECTIONS as REPORT_SECTIONS
 from memgauge.sections import SECTIONS, SectionSpec, ordered, section
 from memgauge.sections.gpu import GpuDevice
@@ -50,7 +55,7 @@ def test_every_part_of_every_section_loads_from_its_folder(spec: SectionSpec) ->
 
 def test_the_report_sections_are_the_folders_report_parts_in_order() -> None:
     expected = [entry[0] for spec in SECTIONS for entry in spec.part("report") or ()]
-    assert [entry.id for entry in REPORT_SECTIONS._entries] == expected
+    assert [entry.id for entry in REPORT_SECTIONS.entries()] == expected
     assert expected == ["torch", "training", "phase-io", "gpu"]
 
 
@@ -69,4 +74,53 @@ def test_each_section_names_the_sources_its_assembly_reads() -> None:
         "torch": ("torch", "nvml"),
         "training": ("training",),
         "gpu": ("torch", "nvml"),
+    }
+
+
+TOY_REPORT = """
+from memgauge.render import Column, Paragraph, Section, Table
+
+
+def toy(profile):
+    if not profile.command:
+        return None  # nothing to say: in no format
+    table = Table("toy figures", (Column("name", "name"), Column("value")), (("answer", "42 MiB"),))
+    return Section("toy section", (table, Paragraph("the toy says so", "strong")))
+
+
+REPORT = (("toy", "toy", toy),)
+"""
+
+
+def test_a_toy_section_folder_is_in_every_format_without_touching_the_core(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a folder of its own, outside memgauge, with a report part: registered, it is in the next
+    # report of every format, after the sections before it; unregistered, it is gone
+    package = tmp_path / "toy_section"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "_report.py").write_text(TOY_REPORT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    profile = make_profile()
+    before = _formats(profile)
+    toy = SectionSpec("toy", "", ("gpu",), {"report": "_report:REPORT"}, package="toy_section")
+    sections.SECTIONS.append(toy)
+    try:
+        after = _formats(profile)
+        assert [s.name for s in ordered()][-1] == "toy"
+    finally:
+        sections.SECTIONS.remove(toy)
+    for name, out in after.items():
+        assert "toy figures" in out and "42 MiB" in out and "the toy says so" in out, name
+        assert "toy figures" not in before[name], name
+    assert '<section id="toy"><h2>toy section</h2>' in after["html"]
+    assert _formats(profile) == before
+
+
+def _formats(profile: Profile) -> dict[str, str]:
+    return {
+        "terminal": TerminalRenderer(width=100).render(profile),
+        "markdown": MarkdownRenderer().render(profile),
+        "html": html.unescape(HtmlRenderer().render(profile)),
     }

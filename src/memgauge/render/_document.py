@@ -182,13 +182,19 @@ class Entry:
 
 
 class Registry:
-    """The report's sections, in report order; every format renders them from here."""
+    """The report's sections, in report order; every format renders them from here. ``first``
+    gives the entries that come before those registered here, read at each report (the section
+    folders' report parts: a section registered in ``memgauge.sections`` is in the next report)."""
 
-    def __init__(self) -> None:
+    def __init__(self, first: Callable[[], list[Entry]] | None = None) -> None:
         self._entries: list[Entry] = []
+        self._first = first or list
+
+    def entries(self) -> list[Entry]:
+        return [*self._first(), *self._entries]
 
     def register(self, id: str, nav: str | None, build: Build) -> None:
-        if any(e.id == id for e in self._entries):
+        if any(e.id == id for e in self.entries()):
             raise ValueError(f"two sections with the id {id!r}")
         self._entries.append(Entry(id, nav, build))
 
@@ -207,7 +213,7 @@ class Registry:
     def built(self, profile: Profile) -> list[tuple[Entry, Section]]:
         """Each section with something to say about ``profile``, in order."""
         out = []
-        for entry in self._entries:
+        for entry in self.entries():
             section = entry.build(profile)
             if section is not None and section.blocks:
                 out.append((entry, section))
