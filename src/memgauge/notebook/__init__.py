@@ -13,6 +13,7 @@ from memgauge._lazy import attach
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from memgauge.notebook._gpu import GpuMonitor, GpuPeak, NoGpu, TorchCudaMonitor
     from memgauge.notebook._magics import (
         MemgaugeMagics,
         load_ipython_extension,
@@ -25,6 +26,10 @@ if TYPE_CHECKING:
     from memgauge.notebook._watch import CellMemory
 
 _NAMES = {
+    "GpuMonitor": "_gpu",
+    "GpuPeak": "_gpu",
+    "NoGpu": "_gpu",
+    "TorchCudaMonitor": "_gpu",
     "CellMemory": "_watch",
     "FunctionLines": "_mprun",
     "inline_bundle": "_report",
@@ -42,12 +47,16 @@ _NAMES = {
 __all__ = [
     "CellMemory",
     "FunctionLines",
+    "GpuMonitor",
+    "GpuPeak",
     "LineMemory",
     "LineProfile",
     "LineRow",
     "Measured",
     "MemgaugeMagics",
     "MemitResult",
+    "NoGpu",
+    "TorchCudaMonitor",
     "inline_bundle",
     "load_ipython_extension",
     "measure",

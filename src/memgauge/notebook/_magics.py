@@ -16,11 +16,11 @@ from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, 
 from IPython.display import display
 
 from memgauge.notebook._code import CellCode
+from memgauge.notebook._gpu import GpuMonitor, TorchCudaMonitor
 from memgauge.notebook._measure import Measured, MemitResult, measure
 from memgauge.notebook._mprun import LineMemory, LineProfile
 from memgauge.notebook._report import inline_bundle, report_page, summary, text_bundle
 from memgauge.notebook._watch import Watch
-from memgauge.sections.gpu import GpuMonitor, TorchCudaMonitor
 
 _MEMGAUGE_HELP = """usage: %memgauge watch on|off   after every cell: peak, increment, time, GPU peak
        %memgauge watch          whether watching is on

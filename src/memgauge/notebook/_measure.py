@@ -18,8 +18,8 @@ from typing import Any
 
 from memgauge._units import format_bytes, format_seconds
 from memgauge.model import Profile
+from memgauge.notebook._gpu import GpuMonitor, GpuPeak
 from memgauge.runner import profile
-from memgauge.sections.gpu import GpuMonitor, GpuPeak
 
 MIB = 1 << 20
 EXACT = "vmhwm-reset"

@@ -14,9 +14,9 @@ import html
 
 from memgauge._units import format_bytes, format_seconds
 from memgauge.model import Profile
+from memgauge.notebook._gpu import GpuPeak
 from memgauge.notebook._measure import describe_method
 from memgauge.render import HtmlRenderer, MarkdownRenderer
-from memgauge.sections.gpu import GpuPeak
 
 # fragment links (the report's navigation) in a srcdoc document resolve against the notebook's own
 # address unless the base is about:srcdoc; with it, they scroll within the report

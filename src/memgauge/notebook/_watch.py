@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memgauge._units import format_bytes, format_seconds
+from memgauge.notebook._gpu import GpuMonitor, GpuPeak
 from memgauge.notebook._measure import EXACT
 from memgauge.runner import profile
-from memgauge.sections.gpu import GpuMonitor, GpuPeak
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
