@@ -9,9 +9,9 @@ from pathlib import Path
 
 import jsonschema
 
+from memgauge.capture import parse_io
 from memgauge.model import Profile
 from memgauge.render import MarkdownRenderer, TerminalRenderer
-from memgauge.sections.training import parse_io
 from tests.conftest import run_memgauge
 
 WRITE, READ, CHILD = 3 << 20, 2 << 20, 5 << 20
