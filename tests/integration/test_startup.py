@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 SLEEP = 1.0
 SLEEPER = f"""
@@ -205,3 +209,75 @@ def test_a_run_loads_only_what_it_uses(tmp_path: Path) -> None:
     if not any(os.path.exists(p) for p in ("/proc/driver/nvidia", "/dev/nvidiactl")):
         never |= {"pynvml", "memgauge.watcher._nvml", "memgauge.watcher._nvml_sampler"}
     assert loaded & never == set()
+
+
+def _cgroup_calls(trace: Path) -> list[tuple[str, str, str]]:
+    """(caller's pid, path, what) of every write to a ``cgroup.procs`` (what: the pid written) and
+    every ``mkdir`` of a group memgauge names (what: "mkdir"), in the order they began, from
+    ``strace -f -y -e trace=write,mkdir``'s output."""
+    calls = []
+    for line in trace.read_text().splitlines():
+        write = re.match(r'(\d+) +write\(\d+<([^>]*/cgroup\.procs)>, "(\d+)"', line)
+        mkdir = re.match(r'(\d+) +mkdir\("([^"]*/memgauge-\d+-\d+)"', line)
+        if write:
+            calls.append((write[1], write[2], write[3]))
+        elif mkdir and not os.path.basename(mkdir[2]).startswith("memgauge-events"):
+            calls.append((mkdir[1], mkdir[2], "mkdir"))
+    return calls
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_the_kernels_wait_for_a_cgroup_join_is_over_before_the_program_is_spawned(tmp_path: Path) -> None:
+    # the first move into a cgroup after a quiet while makes the kernel wait an RCU grace period
+    # (7-16 ms on the 2-CPU VM), which the program's first process paid joining its new group:
+    # memgauge makes the group as it starts, then writes its own pid to its own cgroup (a move to
+    # where it is) on a thread, while it parses the options
+    script = tmp_path / "noop.py"
+    script.write_text("pass\n")
+    trace = tmp_path / "trace"
+    command = [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(tmp_path / "p.json")]
+    strace = ["strace", "-f", "-y", "-e", "trace=write,mkdir", "-e", "signal=none", "-o", str(trace)]
+    proc = subprocess.run([*strace, *command, str(script)], capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0 and not trace.exists():
+        pytest.skip(f"strace cannot trace here: {proc.stderr.strip()[-200:]}")
+    assert proc.returncode == 0, proc.stderr
+    profile = json.loads((tmp_path / "p.json").read_text())
+    group = profile["environment"]["measurement"].get("cgroup")
+    if group is None:
+        pytest.skip("no memory cgroup for the run here")
+    memgauge_pid = str(next(c["pid"] for c in profile["overhead"]["cpu"] if c["what"] == "memgauge process"))
+    program_pid = str(profile["processes"][0]["pid"])
+    calls = _cgroup_calls(trace)
+    made = [i for i, (_, path, what) in enumerate(calls) if what == "mkdir" and path == group]
+    joined = [i for i, (_, path, what) in enumerate(calls) if what == program_pid and path.startswith(group)]
+    own = [i for i, (caller, _, what) in enumerate(calls) if what == memgauge_pid and caller != what]
+    assert made and joined, calls
+    # by one of memgauge's threads, to a group memgauge is in (none it made), after the group is
+    # made (the move holds the cgroup mutex a mkdir needs) and before the program joins it
+    assert own and made[0] < own[0] < joined[0], calls
+    assert f"/memgauge-{memgauge_pid}-" not in calls[own[0]][1]
+
+    # --cgroup off: no group to join, no wait to hasten
+    trace.unlink()
+    off = [*command[:-2], "--cgroup", "off", "--json", str(tmp_path / "p.json")]
+    proc = subprocess.run([*strace, *off, str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert _cgroup_calls(trace) == []
+
+
+def test_a_group_made_ahead_that_no_run_takes_is_removed(tmp_path: Path) -> None:
+    # the group is made before the options are parsed: a command line they refuse, or --help,
+    # leaves none behind
+    script = tmp_path / "noop.py"
+    script.write_text("pass\n")
+    from memgauge.watcher import current_host
+
+    dirs = [parent for parent, _ in current_host().own_dirs().values()]
+    for argv in (["--interval", "0", str(script)], ["--help"]):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memgauge", "run", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode in (0, 64), err  # --help; a usage error
+        left = [name for d in dirs for name in os.listdir(d) if name.startswith(f"memgauge-{proc.pid}-")]
+        assert left == []

@@ -25,6 +25,7 @@ from memgauge._env import ENV_ALLOC, ENV_EVENTS_DIR, ENV_LINES, ENV_LINES_OUTSID
 from memgauge._errors import CommandNotExecutableError, CommandNotFoundError, LimitError
 from memgauge.capture import AUTOSTART_DIR
 from memgauge.isolation import HardLimits
+from memgauge.runner._ahead import take_group_ahead
 from memgauge.runner._options import RunOptions
 from memgauge.runner._overhead import overhead_of, own_process_cpu, prewarm
 from memgauge.runner._run_records import record_enforcement, record_group_counters
@@ -129,7 +130,9 @@ def _memory_group(options: RunOptions) -> tuple[MemoryGroup | None, str]:
     not; a LimitError where that limit cannot be set (the group made for it removed again)."""
     group, reason = None, "disabled with --cgroup off"
     if options.cgroup != "off":
-        group, reason = create_memory_group(options.cgroup)
+        # made as the command started, where it was (a sandbox's mounts come first: never then)
+        ahead = take_group_ahead(options.cgroup) if options.sandbox is None else None
+        group, reason = ahead or create_memory_group(options.cgroup)
     if options.memory_limit_bytes is None:
         return group, reason
     if group is None:
