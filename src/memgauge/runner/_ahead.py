@@ -13,10 +13,15 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import threading
+
     from memgauge.watcher import MemoryGroup
 
 # (the --cgroup choice it was made for, the group or None, why none)
 _made: list[tuple[str, MemoryGroup | None, str]] = []
+# the thread paying the join's wait (long done by the command's end: joined, so that no thread of
+# memgauge's is left to the interpreter's finalization)
+_waiting: list[threading.Thread] = []
 
 
 def make_group_ahead(prefer: str) -> None:
@@ -29,8 +34,9 @@ def make_group_ahead(prefer: str) -> None:
     except OSError:
         return  # the run tries again, and says why it could not
     _made.append((prefer, group, reason))
-    if group is not None:
-        hasten_join()
+    thread = hasten_join() if group is not None else None
+    if thread is not None:
+        _waiting.append(thread)
 
 
 def take_group_ahead(prefer: str) -> tuple[MemoryGroup | None, str] | None:
@@ -46,7 +52,9 @@ def take_group_ahead(prefer: str) -> tuple[MemoryGroup | None, str] | None:
 
 
 def discard_group_ahead() -> None:
-    """Remove a group made ahead that no run took."""
+    """Remove a group made ahead that no run took, once the thread paying its wait is done."""
+    while _waiting:
+        _waiting.pop().join(5.0)
     while _made:
         _, group, _ = _made.pop()
         if group is not None:
