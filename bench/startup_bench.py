@@ -9,7 +9,7 @@ profile's own record of memgauge's steps and CPU (``Profile.overhead``, medians)
     .venv/bin/python bench/startup_bench.py --reps 20 --baseline /tmp/main/src
 
 ``--baseline SRC``: also time the memgauge whose package lies under ``SRC`` (a checkout's ``src``,
-compiled: ``python -m compileall SRC``), for a paired comparison on the same machine state.
+compiled: ``python -m compileall -f SRC``), for a paired comparison on the same machine state.
 """
 
 from __future__ import annotations
@@ -38,9 +38,26 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 
 def _compiled(src: str) -> bool:
+    """Whether every module of the memgauge under ``src`` has bytecode the import system takes: a
+    ``.pyc`` whose recorded source mtime and size match (``compileall`` compares the mtime alone,
+    so a file changed within the second it was compiled in keeps a ``.pyc`` that imports reject)."""
     import importlib.util
+    import struct
 
-    return os.path.exists(importlib.util.cache_from_source(os.path.join(src, "memgauge", "__init__.py")))
+    for top, _, files in os.walk(os.path.join(src, "memgauge")):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(top, name)
+            try:
+                with open(importlib.util.cache_from_source(path), "rb") as f:
+                    _, flags, mtime, size = struct.unpack("<4sIII", f.read(16))
+            except (OSError, struct.error):
+                return False
+            st = os.stat(path)
+            if flags == 0 and (mtime != int(st.st_mtime) & 0xFFFFFFFF or size != st.st_size & 0xFFFFFFFF):
+                return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         if src and not _compiled(src):
             # an install has its bytecode; a tree without it (PYTHONDONTWRITEBYTECODE, as some
             # shells set) compiles every module on every run: 0.15 s more, not memgauge's cost
-            print(f"warning: {src} has no compiled bytecode: run python -m compileall -q {src}")
+            print(f"warning: {src} lacks up-to-date bytecode: run python -m compileall -q -f {src}")
     work = Path(tempfile.mkdtemp(prefix="startup-bench-"))
     noop = work / "noop.py"
     noop.write_text("pass\n")
