@@ -257,14 +257,15 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         outside = _outside_lines(line_sampler, env, events_dir, options, clock)
         oom_before = _global_oom_kills()
         preexec = _preexec(blocked, [group.procs_file] if group is not None else [], options.join_groups)
+        # before the spawn, where the kernel's wait for the child's join to its group is still
+        # under way (``make_group_ahead``): ctypes and the watcher's modules load meanwhile
+        _set_subreaper(True)
+        from memgauge.watcher import TimelineBuilder, TreeWatcher, start_nvml_sampler  # noqa: F401
+
         started_at = time.time()
         spawned = time.monotonic()
         t0 = clock()
         child = _spawn(isolation, target, env, preexec)
-        _set_subreaper(True)
-        # the watcher's modules load while the program starts, on the other core
-        from memgauge.watcher import start_nvml_sampler
-
         builder, watcher = _watcher(child.pid, group, limits, options, t0)
         state = RunState(child.pid)
         if outside is not None:
