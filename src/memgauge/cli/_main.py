@@ -41,39 +41,11 @@ def _dispatch(argv: list[str], own_process: bool = False) -> int:
             raise UsageError("give a command, e.g. 'memgauge run script.py' (see 'memgauge --help')")
         _top_parser().parse_args(argv)  # --help, --version, or the error naming the choices
         raise UsageError("give a command, e.g. 'memgauge run script.py'")
-    ahead = own_process and command.program == "target" and _group_ahead(argv[1:])
-    try:
-        parser = build_parser(command)
-        own, program = split_argv(parser, argv[1:], command.program)
-        args = parser.parse_args(own)
-        args.own_process = own_process
-        return command.run(args, program)
-    finally:
-        if ahead:
-            from memgauge.runner import discard_group_ahead
-
-            discard_group_ahead()
-
-
-def _group_ahead(argv: list[str]) -> bool:
-    """Whether the run's memory cgroup was made now, before the options are parsed (``runner``'s
-    ``make_group_ahead``: the kernel's wait for the program's first process to join it then
-    passes while they are): not where the command line turns it off or sandboxes the program
-    (a program's own such option too: that run is only slower)."""
-    prefer = "auto"
-    for i, token in enumerate(argv):
-        if token == "--sandbox" or token.startswith("--sandbox="):
-            return False
-        if token.startswith("--cgroup="):
-            prefer = token.partition("=")[2]
-        elif token == "--cgroup" and i + 1 < len(argv):
-            prefer = argv[i + 1]
-    if prefer not in ("auto", "v2", "v1"):
-        return False
-    from memgauge.runner import make_group_ahead
-
-    make_group_ahead(prefer)
-    return True
+    parser = build_parser(command)
+    own, program = split_argv(parser, argv[1:], command.program)
+    args = parser.parse_args(own)
+    args.own_process = own_process
+    return command.run(args, program)
 
 
 def _top_parser() -> Parser:
