@@ -301,3 +301,32 @@ def test_the_program_sees_itself_started_as_python_would_start_it(tmp_path: Path
         assert json.loads(r.stdout) == json.loads(direct.stdout)
         assert r.profile is not None
         assert r.profile["processes"][0]["cmdline"] == [sys.executable, *target]
+
+
+def test_the_terminal_report_loads_its_own_renderer_alone(tmp_path: Path) -> None:
+    # the report of every run without -q: the render face loaded every renderer (the comparisons'
+    # with their analyses, the HTML pages', the sweeps', fits' and plans'), ~28 ms after the program
+    script = tmp_path / "noop.py"
+    script.write_text("pass\n")
+    argv = ["run", "--json", str(tmp_path / "p.json"), str(script)]
+    proc = subprocess.run(
+        [sys.executable, "-c", LOADED, *argv], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "memgauge's own cost:" in proc.stderr  # the report was shown
+    loaded = set(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert "memgauge.render._terminal" in loaded
+    others = {
+        "memgauge.render._compare",
+        "memgauge.render._html",
+        "memgauge.render._html_compare",
+        "memgauge.render._html_sweep",
+        "memgauge.render._fit_html",
+        "memgauge.render._fit_terminal",
+        "memgauge.render._plan",
+        "memgauge.render._remedies_html",
+        "memgauge.render._sweep_terminal",
+        "memgauge.render._json",
+        "memgauge.render._markdown",
+    }
+    assert loaded & others == set()
