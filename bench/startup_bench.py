@@ -1,5 +1,6 @@
 """What ``memgauge run`` costs around an empty program: plain ``python noop.py`` and
-``memgauge run -q --json`` on it (with the default line sampler, and with the lines read from outside),
+``memgauge run -q --json`` on it (with the default line sampler, with the lines read from outside,
+and without ``-q``: the terminal report rendered, to a stderr that is no terminal),
 interleaved, each repetition running every variant once, so slow drift of the machine (other
 load, page cache) spreads over all of them. Wall time per run (median,
 min), CPU seconds of the whole process tree (mean, min, from ``RUSAGE_CHILDREN``), and the
@@ -31,7 +32,9 @@ import memgauge
 def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(argv, env=env, check=True)
+    # the report (where a variant shows it) rendered as for a terminal-less stderr, not shown
+    report = subprocess.DEVNULL if "-q" not in argv else None
+    subprocess.run(argv, env=env, check=True, stderr=report)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -88,10 +91,19 @@ def main(argv: list[str] | None = None) -> int:
         [*command, "run", "-q", "--json", str(work / "o.json"), str(noop)],
         {**base_env, "MEMGAUGE_LINE_SAMPLER": "auto"},
     )
+    # as most runs are made: the terminal report shown (rendered to a stderr that is no terminal)
+    variants["memgauge, report shown"] = (
+        [*command, "run", "--json", str(work / "r.json"), str(noop)],
+        base_env,
+    )
     if args.baseline:
         # the console script imports memgauge from PYTHONPATH first: the baseline's
         variants["baseline"] = (
             [*command, "run", "-q", "--json", str(work / "b.json"), str(noop)],
+            {**base_env, "PYTHONPATH": args.baseline},
+        )
+        variants["baseline, report shown"] = (
+            [*command, "run", "--json", str(work / "br.json"), str(noop)],
             {**base_env, "PYTHONPATH": args.baseline},
         )
     walls: dict[str, list[float]] = {k: [] for k in variants}
