@@ -1,5 +1,6 @@
 """What ``memgauge run`` costs around an empty program: plain ``python noop.py`` and
-``memgauge run -q --json`` on it (with the default line sampler, and with the lines read from outside),
+``memgauge run -q --json`` on it (with the default line sampler, with the lines read from outside,
+and without ``-q``: the terminal report rendered, to a stderr that is no terminal),
 interleaved, each repetition running every variant once, so slow drift of the machine (other
 load, page cache) spreads over all of them. Wall time per run (median,
 min), CPU seconds of the whole process tree (mean, min, from ``RUSAGE_CHILDREN``), and the
@@ -9,7 +10,7 @@ profile's own record of memgauge's steps and CPU (``Profile.overhead``, medians)
     .venv/bin/python bench/startup_bench.py --reps 20 --baseline /tmp/main/src
 
 ``--baseline SRC``: also time the memgauge whose package lies under ``SRC`` (a checkout's ``src``,
-compiled: ``python -m compileall SRC``), for a paired comparison on the same machine state.
+compiled: ``python -m compileall -f SRC``), for a paired comparison on the same machine state.
 """
 
 from __future__ import annotations
@@ -31,16 +32,35 @@ import memgauge
 def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(argv, env=env, check=True)
+    # the report (where a variant shows it) rendered as for a terminal-less stderr, not shown
+    report = subprocess.DEVNULL if "-q" not in argv else None
+    subprocess.run(argv, env=env, check=True, stderr=report)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _compiled(src: str) -> bool:
+    """Whether every module of the memgauge under ``src`` has bytecode the import system takes: a
+    ``.pyc`` whose recorded source mtime and size match (``compileall`` compares the mtime alone,
+    so a file changed within the second it was compiled in keeps a ``.pyc`` that imports reject)."""
     import importlib.util
+    import struct
 
-    return os.path.exists(importlib.util.cache_from_source(os.path.join(src, "memgauge", "__init__.py")))
+    for top, _, files in os.walk(os.path.join(src, "memgauge")):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(top, name)
+            try:
+                with open(importlib.util.cache_from_source(path), "rb") as f:
+                    _, flags, mtime, size = struct.unpack("<4sIII", f.read(16))
+            except (OSError, struct.error):
+                return False
+            st = os.stat(path)
+            if flags == 0 and (mtime != int(st.st_mtime) & 0xFFFFFFFF or size != st.st_size & 0xFFFFFFFF):
+                return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         if src and not _compiled(src):
             # an install has its bytecode; a tree without it (PYTHONDONTWRITEBYTECODE, as some
             # shells set) compiles every module on every run: 0.15 s more, not memgauge's cost
-            print(f"warning: {src} has no compiled bytecode: run python -m compileall -q {src}")
+            print(f"warning: {src} lacks up-to-date bytecode: run python -m compileall -q -f {src}")
     work = Path(tempfile.mkdtemp(prefix="startup-bench-"))
     noop = work / "noop.py"
     noop.write_text("pass\n")
@@ -71,10 +91,19 @@ def main(argv: list[str] | None = None) -> int:
         [*command, "run", "-q", "--json", str(work / "o.json"), str(noop)],
         {**base_env, "MEMGAUGE_LINE_SAMPLER": "auto"},
     )
+    # as most runs are made: the terminal report shown (rendered to a stderr that is no terminal)
+    variants["memgauge, report shown"] = (
+        [*command, "run", "--json", str(work / "r.json"), str(noop)],
+        base_env,
+    )
     if args.baseline:
         # the console script imports memgauge from PYTHONPATH first: the baseline's
         variants["baseline"] = (
             [*command, "run", "-q", "--json", str(work / "b.json"), str(noop)],
+            {**base_env, "PYTHONPATH": args.baseline},
+        )
+        variants["baseline, report shown"] = (
+            [*command, "run", "--json", str(work / "br.json"), str(noop)],
             {**base_env, "PYTHONPATH": args.baseline},
         )
     walls: dict[str, list[float]] = {k: [] for k in variants}

@@ -113,3 +113,19 @@ def read_json_object(path: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def remove_tree(path: str) -> None:
+    """Remove the directory ``path`` and all it holds, as far as it can (``shutil.rmtree`` with
+    ``ignore_errors``, whose import, with zlib, bz2 and lzma, every run would pay after the
+    program for its events directory). Links are removed, never followed."""
+    for top, dirs, files in os.walk(path, topdown=False):
+        for name in files:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(top, name))
+        for name in dirs:
+            entry = os.path.join(top, name)
+            with contextlib.suppress(OSError):
+                os.unlink(entry) if os.path.islink(entry) else os.rmdir(entry)
+    with contextlib.suppress(OSError):
+        os.rmdir(path)

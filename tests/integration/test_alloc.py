@@ -16,7 +16,7 @@ import pytest
 
 from memgauge._env import ENV_ALLOC, ENV_EVENTS_DIR
 from memgauge.capture._alloc_read import _Capture, _reconcile, read_allocations
-from memgauge.capture._events import BOOTSTRAP_MODULE
+from memgauge.capture._events import BOOTSTRAP_FILE
 from memgauge.capture._events_read import read_events
 from memgauge.capture._frames import is_library, is_own
 from memgauge.model._profile import AllocationPeak, Attribution, CaptureWarning, Reconciliation
@@ -33,7 +33,7 @@ def run_tracked(script: Path, tmp_path: Path) -> tuple[str, str, dict[int, int]]
     env = {**os.environ, ENV_EVENTS_DIR: str(events), ENV_ALLOC: "1"}
     env.pop("MEMGAUGE_LINES", None)
     proc = subprocess.run(
-        [sys.executable, "-m", BOOTSTRAP_MODULE, "script", str(script)],
+        [sys.executable, BOOTSTRAP_FILE, "script", str(script)],
         env=env,
         capture_output=True,
         text=True,

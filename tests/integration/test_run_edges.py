@@ -53,7 +53,7 @@ def test_uncaught_exception_traceback_shows_only_the_programs_frames(tmp_path: P
     r = run_memgauge(["-q", str(script)], tmp_path)
     assert r.returncode == 1
     assert "ValueError: boom" in r.stderr
-    assert "_child.py" not in r.stderr and "runpy" not in r.stderr
+    assert "_child.py" not in r.stderr and "_launch.py" not in r.stderr and "runpy" not in r.stderr
     assert r.stderr.count('File "') == 2  # the module level and f()
 
 

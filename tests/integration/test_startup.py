@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_memgauge
 
 SLEEP = 1.0
 SLEEPER = f"""
@@ -126,28 +132,16 @@ def test_the_program_finds_loaded_only_what_python_itself_would_load_and_memgaug
     assert proc.returncode == 0, proc.stderr
     extra = set(proc.stdout.split()) - direct
     assert {m for m in extra if m.startswith("memgauge.capture._")}, "no capture ran"
-    # python -m (the bootstrap is a module) loads runpy, importlib.util and what contextlib needs;
-    # sitecustomize is memgauge's own, which starts capture in every Python process of the run
+    # the bootstrap is run as a file, as python runs the script: not python -m, whose runpy
+    # loads importlib.util, contextlib, collections and functools (~4 ms); sitecustomize is
+    # memgauge's own, which starts capture in every Python process of the run
     launcher = {
-        "runpy",
         "importlib",
-        "importlib.util",
         "importlib.machinery",
-        "importlib._abc",
         "importlib._bootstrap",
         "importlib._bootstrap_external",
-        "contextlib",
-        "collections",
-        "functools",
-        "itertools",
-        "keyword",
-        "operator",
-        "reprlib",
         "types",
         "warnings",
-        "_collections",
-        "_functools",
-        "_operator",
         "__future__",
         "atexit",
         "_json",
@@ -155,6 +149,7 @@ def test_the_program_finds_loaded_only_what_python_itself_would_load_and_memgaug
         "sitecustomize",
     }
     heavy = {"typing", "pkgutil", "json", "re", "enum", "threading", "dataclasses", "inspect", "weakref"}
+    heavy |= {"runpy", "importlib.util", "contextlib", "collections", "functools", "operator"}
     assert extra & heavy == set()
     assert {m for m in extra if not m.startswith("memgauge")} <= launcher | heavy
 
@@ -201,7 +196,140 @@ def test_a_run_loads_only_what_it_uses(tmp_path: Path) -> None:
         "pathlib",
         "tempfile",
         "datetime",
+        # typing (~2 ms: only Any, and one Generic base, at run time) and shutil with zlib, bz2
+        # and lzma (~2 ms: rmtree for the events directory), each after the program
+        "typing",
+        "shutil",
+        "bz2",
+        "lzma",
     }
     if not any(os.path.exists(p) for p in ("/proc/driver/nvidia", "/dev/nvidiactl")):
         never |= {"pynvml", "memgauge.sections.gpu._nvml", "memgauge.sections.gpu._nvml_sampler"}
     assert loaded & never == set()
+
+
+def _cgroup_calls(trace: Path) -> list[tuple[str, str, str]]:
+    """(caller's pid, path, what) of every write to a ``cgroup.procs`` (what: the pid written) and
+    every ``mkdir`` of a group memgauge names (what: "mkdir"), in the order they began, from
+    ``strace -f -y -e trace=write,mkdir``'s output."""
+    calls = []
+    for line in trace.read_text().splitlines():
+        write = re.match(r'(\d+) +write\(\d+<([^>]*/cgroup\.procs)>, "(\d+)"', line)
+        mkdir = re.match(r'(\d+) +mkdir\("([^"]*/memgauge-\d+-\d+)"', line)
+        if write:
+            calls.append((write[1], write[2], write[3]))
+        elif mkdir and not os.path.basename(mkdir[2]).startswith("memgauge-events"):
+            calls.append((mkdir[1], mkdir[2], "mkdir"))
+    return calls
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_the_kernels_wait_for_a_cgroup_join_is_over_before_the_program_is_spawned(tmp_path: Path) -> None:
+    # the first move into a cgroup after a quiet while makes the kernel wait an RCU grace period
+    # (7-16 ms on the 2-CPU VM), which the program's first process paid joining its new group:
+    # memgauge makes the group as it starts, then writes its own pid to its own cgroup (a move to
+    # where it is) on a thread, while it parses the options
+    script = tmp_path / "noop.py"
+    script.write_text("pass\n")
+    trace = tmp_path / "trace"
+    command = [sys.executable, "-m", "memgauge", "run", "-q", "--json", str(tmp_path / "p.json")]
+    strace = ["strace", "-f", "-y", "-e", "trace=write,mkdir", "-e", "signal=none", "-o", str(trace)]
+    proc = subprocess.run([*strace, *command, str(script)], capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0 and not trace.exists():
+        pytest.skip(f"strace cannot trace here: {proc.stderr.strip()[-200:]}")
+    assert proc.returncode == 0, proc.stderr
+    profile = json.loads((tmp_path / "p.json").read_text())
+    group = profile["environment"]["measurement"].get("cgroup")
+    if group is None:
+        pytest.skip("no memory cgroup for the run here")
+    memgauge_pid = str(next(c["pid"] for c in profile["overhead"]["cpu"] if c["what"] == "memgauge process"))
+    program_pid = str(profile["processes"][0]["pid"])
+    calls = _cgroup_calls(trace)
+    made = [i for i, (_, path, what) in enumerate(calls) if what == "mkdir" and path == group]
+    joined = [i for i, (_, path, what) in enumerate(calls) if what == program_pid and path.startswith(group)]
+    own = [i for i, (caller, _, what) in enumerate(calls) if what == memgauge_pid and caller != what]
+    assert made and joined, calls
+    # by one of memgauge's threads, to a group memgauge is in (none it made), after the group is
+    # made (the move holds the cgroup mutex a mkdir needs) and before the program joins it
+    assert own and made[0] < own[0] < joined[0], calls
+    assert f"/memgauge-{memgauge_pid}-" not in calls[own[0]][1]
+
+    # --cgroup off: no group to join, no wait to hasten
+    trace.unlink()
+    off = [*command[:-2], "--cgroup", "off", "--json", str(tmp_path / "p.json")]
+    proc = subprocess.run([*strace, *off, str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert _cgroup_calls(trace) == []
+
+
+def test_a_group_made_ahead_that_no_run_takes_is_removed(tmp_path: Path) -> None:
+    # the group is made before the options are parsed: a command line they refuse, or --help,
+    # leaves none behind
+    script = tmp_path / "noop.py"
+    script.write_text("pass\n")
+    from memgauge.watcher import current_host
+
+    dirs = [parent for parent, _ in current_host().own_dirs().values()]
+    for argv in (["--interval", "0", str(script)], ["--help"]):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memgauge", "run", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode in (0, 64), err  # --help; a usage error
+        left = [name for d in dirs for name in os.listdir(d) if name.startswith(f"memgauge-{proc.pid}-")]
+        assert left == []
+
+
+def test_the_program_sees_itself_started_as_python_would_start_it(tmp_path: Path) -> None:
+    # the bootstrap is a file python runs as the script: the program finds the sys.path[0],
+    # sys.argv and __main__ of `python script.py` and of `python -m module`, and its process's
+    # command line in the profile is the one the user would have typed
+    probe = (
+        "import json, os, sys\n"
+        "main = sys.modules['__main__']\n"
+        "seen = [sys.path[0], sys.argv, main.__name__, getattr(main, '__file__', None), os.getcwd()]\n"
+        "print(json.dumps(seen))\n"
+    )
+    (tmp_path / "probe.py").write_text(probe)
+    (tmp_path / "pkgprobe").mkdir()
+    (tmp_path / "pkgprobe" / "__init__.py").write_text("")
+    (tmp_path / "pkgprobe" / "__main__.py").write_text(probe)
+    for target in (["probe.py", "a", "-b"], ["-m", "pkgprobe", "a", "-b"]):
+        direct = subprocess.run([sys.executable, *target], capture_output=True, text=True, cwd=tmp_path)
+        r = run_memgauge(["-q", *target], tmp_path)
+        assert r.returncode == direct.returncode == 0, r.stderr
+        assert json.loads(r.stdout) == json.loads(direct.stdout)
+        assert r.profile is not None
+        assert r.profile["processes"][0]["cmdline"] == [sys.executable, *target]
+
+
+def test_the_terminal_report_loads_its_own_renderer_alone(tmp_path: Path) -> None:
+    # the report of every run without -q: the render face loaded every renderer (the comparisons'
+    # with their analyses, the HTML pages', the sweeps', fits' and plans'), ~28 ms after the program
+    script = tmp_path / "noop.py"
+    script.write_text("pass\n")
+    argv = ["run", "--json", str(tmp_path / "p.json"), str(script)]
+    proc = subprocess.run(
+        [sys.executable, "-c", LOADED, *argv], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "memgauge's own cost:" in proc.stderr  # the report was shown
+    loaded = set(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert "memgauge.render._terminal" in loaded
+    others = {
+        "memgauge.render._compare",
+        "memgauge.render._html",
+        "memgauge.render._html_compare",
+        "memgauge.render._html_sweep",
+        "memgauge.render._fit_html",
+        "memgauge.render._fit_terminal",
+        "memgauge.render._plan",
+        "memgauge.render._remedies_html",
+        "memgauge.render._sweep_terminal",
+        "memgauge.render._json",
+        "memgauge.render._markdown",
+        # the sweep's records, for summarize() beside the report's figures: pathlib, urllib, ...
+        "memgauge.model._sweep",
+        "pathlib",
+    }
+    assert loaded & others == set()

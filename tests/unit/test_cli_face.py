@@ -14,7 +14,7 @@ import pytest
 from memgauge import _errors
 from memgauge.cli import _common
 from memgauge.cli._common import build_parser, split_argv
-from memgauge.cli.commands import all_commands
+from memgauge.cli.commands import PROGRAM_COMMANDS, all_commands
 
 COMMANDS = all_commands()
 
@@ -156,3 +156,8 @@ def test_serve_names_a_data_dir_it_cannot_make(tmp_path: Path) -> None:
     blocker.write_text("")
     with pytest.raises(_errors.OutputError, match=f"--data-dir {blocker}/data: cannot use it"):
         prepare_data_dir(Settings(data_dir=str(blocker / "data")))
+
+
+def test_the_commands_whose_run_group_is_made_first_are_those_that_run_a_target() -> None:
+    # cli._ahead reads the names before any command's module (and argparse) is loaded
+    assert set(PROGRAM_COMMANDS) == {c.name for c in all_commands() if c.program == "target"}

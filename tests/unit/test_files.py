@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memgauge._errors import OutputError
-from memgauge._files import write_output, write_text_atomic
+from memgauge._files import remove_tree, write_output, write_text_atomic
 
 
 def test_a_written_file_has_the_mode_open_gives_and_replaces_the_old_one(tmp_path: Path) -> None:
@@ -42,3 +42,19 @@ def test_a_name_without_a_directory_is_written_in_the_working_directory(
     write_output("bare.json", "{}", "profile")
     assert (tmp_path / "bare.json").read_text() == "{}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bare.json"]
+
+
+def test_remove_tree_removes_what_a_directory_holds_and_follows_no_link(tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "file").write_text("x")
+    tree = tmp_path / "tree"
+    (tree / "sub" / "deeper").mkdir(parents=True)
+    (tree / "a.jsonl").write_text("{}")
+    (tree / "sub" / "deeper" / "b.json").write_text("{}")
+    (tree / "to-dir").symlink_to(kept)
+    (tree / "sub" / "to-file").symlink_to(kept / "file")
+    remove_tree(str(tree))
+    assert not tree.exists() and not tree.is_symlink()
+    assert (kept / "file").read_text() == "x"
+    remove_tree(str(tree))  # gone already: nothing to do, no error

@@ -39,9 +39,26 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
 
-K = TypeVar("K")
+TYPE_CHECKING = False  # not typing's: a run imports no typing (docs/benchmarks.md)
+if TYPE_CHECKING:
+    from typing import Generic, TypeVar
+
+    K = TypeVar("K")
+
+    class _Keyed(Generic[K]):
+        """A fit keyed by ``K`` for the type checker."""
+
+else:
+    K = object
+
+    class _Keyed:
+        """``Generic``'s subscription at run time, without typing's import (every run loads this
+        module, after the program)."""
+
+        def __class_getitem__(cls, item: object) -> type:
+            return cls
+
 
 _IMPORT_LINE = re.compile(r"^(import\s|from\s+\S+\s+import\b)")
 _GRID = 32
@@ -53,7 +70,7 @@ ONE_OFF_SHARE = 0.75
 
 
 @dataclass(frozen=True)
-class LeakFit(Generic[K]):
+class LeakFit(_Keyed[K]):
     key: K
     rate_bytes_per_second: float
     retained_bytes: int

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memgauge.model import PhaseRecord, PhaseSummary, ProcessRecord, Profile, RunSummary
+from memgauge.model import PhaseRecord, ProcessRecord, Profile
+
+TYPE_CHECKING = False  # not typing's: the run's report loads this module (docs/benchmarks.md)
+if TYPE_CHECKING:
+    from memgauge.model import PhaseSummary, RunSummary
 
 _BLOCKS = " ▁▂▃▄▅▆▇█"
 
@@ -96,6 +100,10 @@ def sparkline(values: list[int] | list[float], width: int = 60, top: float | Non
 
 def summarize(profile: Profile) -> RunSummary:
     """What a sweep keeps of one run's profile."""
+    # the sweep's records (with pathlib, urllib and ipaddress) load here, for a sweep: not with
+    # every run's terminal report, which reads this module's other figures
+    from memgauge.model import PhaseSummary, RunSummary
+
     phases: dict[str, PhaseSummary] = {}
     for ph in sorted(profile.phases, key=lambda p: p.start_seconds):
         seen = phases.get(ph.name)

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from memgauge.capture._events import (
         AUTOSTART_DIR,
         BOOTSTRAP_FAILED,
-        BOOTSTRAP_MODULE,
+        BOOTSTRAP_FILE,
+        bootstrap_args,
     )
     from memgauge.capture._events_read import read_events
     from memgauge.capture._frames import is_library, is_own
@@ -138,7 +139,8 @@ _NAMES = {
     "BEFORE_KEY": "_sample_keys",
     "stalled_line": "_bytecode",
     "BOOTSTRAP_FAILED": "_events",
-    "BOOTSTRAP_MODULE": "_events",
+    "BOOTSTRAP_FILE": "_events",
+    "bootstrap_args": "_events",
     "ClosedPhase": "_phases",
     "knobs_request": "_knobs_read",
     "read_knobs": "_knobs_read",
@@ -187,7 +189,7 @@ __all__ = [
     "AUTOSTART_DIR",
     "BEFORE_KEY",
     "BOOTSTRAP_FAILED",
-    "BOOTSTRAP_MODULE",
+    "BOOTSTRAP_FILE",
     "EV_ERROR",
     "EV_EXIT",
     "EV_HWM_RESET",
@@ -228,6 +230,7 @@ __all__ = [
     "active_tracker",
     "add_phase_listener",
     "apply_remedies_from_env",
+    "bootstrap_args",
     "is_library",
     "is_own",
     "join_outside_lines",

@@ -1,4 +1,7 @@
-"""Bootstrap of the measured Python process: ``python -m memgauge.capture._child script|module T ARGS``.
+"""Bootstrap of the measured Python process: ``python .../memgauge/capture/_launch.py script|module
+T ARGS`` (``BOOTSTRAP_FILE``) calls ``main``; ``python -m memgauge.capture._child ...`` does too, but
+loads runpy, importlib.util, contextlib, collections and functools before the program (~4 ms, and
+modules the program would not find loaded run directly).
 
 It makes the program see what it would see run directly (``sys.argv``, ``sys.path[0]``,
 ``__main__``), reports problems that are the user's input rather than the program's (an unknown
@@ -10,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import runpy
 import sys
 import time
 import types
@@ -21,7 +23,10 @@ from memgauge.capture._events import BOOTSTRAP_FAILED, EventWriter
 from memgauge.capture._program import program_environment
 from memgauge.capture._wire import EV_ERROR, EV_EXIT, MODULE_NOT_FOUND
 
-_OWN_FILES = frozenset({__file__, _knobs.__file__, runpy.__file__ or "", "<frozen runpy>"})
+# runpy's too, where it runs the program (a module, a directory, a zip file, a compiled script)
+_RUNPY = os.path.join(os.path.dirname(os.__file__), "runpy.py")
+_LAUNCH = os.path.join(os.path.dirname(__file__), "_launch.py")
+_OWN_FILES = frozenset({__file__, _knobs.__file__, _LAUNCH, _RUNPY, "<frozen runpy>"})
 # when the program's first line ran and its last returned (time.monotonic), and the process's CPU
 # time by its first line: what memgauge's bootstrap and shutdown cost (``Profile.overhead``)
 _times: dict[str, float] = {}
@@ -78,6 +83,7 @@ def main(argv: list[str]) -> None:
 
 def _run(kind: str, target: str, args: list[str], writer: EventWriter | None) -> None:
     if kind == "module":
+        sys.path[0] = os.getcwd()  # as python -m puts it (the launcher's directory, run as a script)
         error = _missing_module(target)
         if error is not None:
             if writer is not None:
@@ -88,6 +94,8 @@ def _run(kind: str, target: str, args: list[str], writer: EventWriter | None) ->
             else:
                 sys.stderr.write(f"memgauge: error: {error}\n")
             sys.exit(BOOTSTRAP_FAILED)
+        import runpy
+
         sys.argv = [target, *args]  # run_module sets argv[0] to the module's file, as python -m does
         _program_starts(_module_file(target))
         _start.kept_globals.append(runpy.run_module(target, run_name="__main__", alter_sys=True))
@@ -96,6 +104,8 @@ def _run(kind: str, target: str, args: list[str], writer: EventWriter | None) ->
         sys.argv = [target, *args]
         _program_starts(path)
         if os.path.isdir(path) or _is_zip(path):
+            import runpy
+
             sys.path.pop(0)  # runpy puts the directory or zip file itself first, as python does
             _start.kept_globals.append(runpy.run_path(path, run_name="__main__"))
         else:
@@ -112,12 +122,17 @@ def _run_script(path: str) -> dict[str, object]:
     program's code returns, before its exit handlers run."""
     import builtins
     import io
+
+    # importlib.util's MAGIC_NUMBER, from where it comes (loaded with python), without
+    # importlib.util's own imports (contextlib, ...)
+    from importlib._bootstrap_external import MAGIC_NUMBER
     from importlib.machinery import SourceFileLoader
-    from importlib.util import MAGIC_NUMBER
 
     with io.open_code(path) as f:  # as python and runpy open it: audit hooks see the open
         source = f.read()
-    if source.startswith(MAGIC_NUMBER):  # python runs a compiled file too: runpy knows how
+    if source.startswith(MAGIC_NUMBER):
+        import runpy  # python runs a compiled file too: runpy knows how
+
         return runpy.run_path(path, run_name="__main__")
     # dont_inherit: this module's `from __future__ import annotations` is not the program's
     code = _knobs.script_code(path, source) or compile(source, path, "exec", dont_inherit=True)

@@ -23,12 +23,26 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# the measured Python process runs `python -m BOOTSTRAP_MODULE script|module TARGET ARGS`
+# the measured Python process runs `python BOOTSTRAP_FILE script|module TARGET ARGS` (``_launch``):
+# a file, not `python -m BOOTSTRAP_MODULE`, whose runpy (with importlib.util, contextlib,
+# collections and functools) every run paid (~4 ms) and the program found loaded, which python
+# running it directly does not
 BOOTSTRAP_MODULE = "memgauge.capture._child"
+BOOTSTRAP_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_launch.py")
 # the folder holding the sitecustomize that starts capture in every Python process of a run
 AUTOSTART_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_autostart")
 # exit code of the bootstrap when it reported a problem with the user's input as an event
 BOOTSTRAP_FAILED = 249
+
+
+def bootstrap_args(argv: list[str]) -> list[str] | None:
+    """What follows memgauge's bootstrap on a Python command line (``script|module TARGET ARGS``),
+    or None where ``argv`` does not run it (as a file, or as ``-m BOOTSTRAP_MODULE``)."""
+    if len(argv) >= 2 and argv[1].endswith(os.path.join("memgauge", "capture", "_launch.py")):
+        return argv[2:]
+    if argv[1:3] == ["-m", BOOTSTRAP_MODULE]:
+        return argv[3:]
+    return None
 
 
 class EventWriter:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 from memgauge.capture._wire import EVENTS, event_problem, open_record, pid_of
 from memgauge.model import CaptureWarning
+
+TYPE_CHECKING = False  # not typing's: a run imports no typing (docs/benchmarks.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def read_events(

@@ -7,11 +7,14 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from memgauge._env import ENV_KNOBS
 from memgauge.capture._knobs import ASKED_FILE, KNOBS_FILE
 from memgauge.capture._wire import open_record
+
+TYPE_CHECKING = False  # not typing's: a run imports no typing (docs/benchmarks.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 KNOB_KINDS = ("constant", "env", "argument")
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -26,7 +26,6 @@ import bisect
 import itertools
 import json
 import os
-from typing import Any
 
 from memgauge.capture._bytecode import blocked_line_of_source
 from memgauge.capture._ledger import Ledger
@@ -44,6 +43,10 @@ from memgauge.capture._lines_spans import (
 from memgauge.capture._lines_write import add_children, lines_record, write_lines
 from memgauge.capture._sample_keys import INHERITED_KEY, NATIVE_THREADS_KEY, STARTUP_KEY, UNKNOWN_KEY
 from memgauge.capture._wire import CPU_NATIVE, CPU_PYTHON, GROWTH, LINE_STATS, LINES, SAMPLES, WAIT, file_name
+
+TYPE_CHECKING = False  # not typing's: a run imports no typing (docs/benchmarks.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 # (keys, CPU ns, queued ns, wall ns, whether keys[0] is the innermost frame: no library frame
 # folded into it) of one thread's line between two polls

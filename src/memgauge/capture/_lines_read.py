@@ -14,7 +14,6 @@ import json
 import linecache
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 from memgauge.capture._line_times import LINE_TIMES, line_spans
 from memgauge.capture._wire import (
@@ -37,6 +36,10 @@ from memgauge.capture._wire import (
     problem,
 )
 from memgauge.model import Attribution, CaptureWarning, HeldLine, ImportRecord, LineStats
+
+TYPE_CHECKING = False  # not typing's: a run imports no typing (docs/benchmarks.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 Key = tuple[str, int, str]
 

@@ -114,7 +114,7 @@ class Sampler:
         # from that sample to the return is charged to them (``_tail``)
         self.returned_cpu_ns = -1
         self.last_main: tuple[list[Key], bool] | None = None
-        # the process is memgauge's bootstrap (``python -m memgauge.capture._child``): until it
+        # the process is memgauge's bootstrap (``python .../memgauge/capture/_launch.py``): until it
         # names the program, the main thread runs start-up
         self.bootstrap = False
         # threads whose Thread object holds a stale native_id: the thread that forked, in the child
@@ -261,7 +261,7 @@ class Sampler:
             and self.program_key == STARTUP_KEY
             and all(self.frames.kind(k[0]) != USER for k in keys)
         ):
-            # runpy loading the bootstrap, before any frame of memgauge's is on the stack: the
+            # site loading what it loads before the bootstrap's first frame is on the stack: the
             # library frames seen then are memgauge's start-up, not the program's. Not seen, as
             # memgauge's own frames: a line of ``<startup>`` would count as the program's first
             # (``charge_memory``), and a script over before the next sample lost its bytes

@@ -18,7 +18,7 @@ import os
 import sys
 
 from memgauge._env import ENV_EVENTS_DIR, ENV_LINES, ENV_LINES_OUTSIDE
-from memgauge.capture._events import BOOTSTRAP_MODULE
+from memgauge.capture._events import bootstrap_args
 from memgauge.capture._frames import forked_to_exec
 from memgauge.capture._lines_write import lines_record, write_lines
 from memgauge.capture._sample_keys import INHERITED_KEY, STARTUP_KEY
@@ -199,7 +199,7 @@ def start_from_env() -> Sampler | None:
     passive = bool(outside) and _read_from_outside(directory, outside)
     sampler = start_sampler(directory, lib=mode == "lib", passive=passive)
     if sampler is not None:
-        sampler.bootstrap = getattr(sys, "orig_argv", [])[1:3] == ["-m", BOOTSTRAP_MODULE]
+        sampler.bootstrap = bootstrap_args(list(getattr(sys, "orig_argv", []))) is not None
     return sampler
 
 

@@ -18,6 +18,7 @@ import subprocess
 import time
 
 from memgauge._errors import InternalError, OutputError
+from memgauge._files import remove_tree
 from memgauge.capture import orphaned_entries
 
 # not typing's: the runner loads this module before it starts the program, and typing costs ~6 ms
@@ -152,9 +153,7 @@ class NoIsolation:
         # absolute: the program may change its working directory before it writes an event
         base = os.path.abspath(os.environ.get("TMPDIR") or "/tmp")
         for stale in orphaned_entries(base, _EVENTS_PREFIX):
-            import shutil  # only where a crashed run left a directory behind
-
-            shutil.rmtree(stale, ignore_errors=True)
+            remove_tree(stale)  # where a crashed run left a directory behind
         path = os.path.join(base, f"{_EVENTS_PREFIX}{os.getpid()}-{time.monotonic_ns()}")
         try:
             os.mkdir(path, 0o700)
@@ -186,7 +185,5 @@ class NoIsolation:
 
     def close(self) -> None:
         if self._events_dir is not None:
-            import shutil  # after the program: its import does not delay the start
-
-            shutil.rmtree(self._events_dir, ignore_errors=True)
+            remove_tree(self._events_dir)
             self._events_dir = None

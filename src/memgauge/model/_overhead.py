@@ -4,7 +4,10 @@ last, timed, and the CPU time memgauge's own threads and processes used (docs/pr
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: a run imports no typing (docs/benchmarks.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 # the steps, in the order they happen; the first three come before the program's first line
 BEFORE_STEPS = ("start-up", "set-up", "bootstrap")

@@ -13,7 +13,6 @@ import json
 import math
 import os
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
 
 from memgauge._errors import ProfileFormatError
 from memgauge._files import write_output
@@ -22,7 +21,10 @@ from memgauge.model._lines import HeldLine, ImportRecord, LeakSuspect, LineStats
 from memgauge.model._overhead import Overhead
 from memgauge.model._peak import Attribution, Peak
 
+TYPE_CHECKING = False  # not typing's: a run imports no typing (docs/benchmarks.md)
 if TYPE_CHECKING:
+    from typing import Any
+
     # loaded with the first record that has them (_section_parts)
     from memgauge.sections.gpu import GpuDevice
     from memgauge.sections.torch import TorchMemory

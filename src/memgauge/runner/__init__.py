@@ -13,6 +13,7 @@ from memgauge._lazy import attach
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memgauge.isolation import HardLimits
+    from memgauge.runner._ahead import discard_group_ahead, make_group_ahead
     from memgauge.runner._assemble_sections import SectionInputs
     from memgauge.runner._fit import (
         FitResult,
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
 _NAMES = {
     "SectionInputs": "_assemble_sections",
+    "discard_group_ahead": "_ahead",
+    "make_group_ahead": "_ahead",
     "default_roots": "_fit",
     "evict_page_cache": "_fit",
     "fit_limit": "_fit",
@@ -61,8 +64,10 @@ __all__ = [
     "Target",
     "Trial",
     "default_roots",
+    "discard_group_ahead",
     "evict_page_cache",
     "fit_limit",
+    "make_group_ahead",
     "parse_target",
     "process_started",
     "profile",

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-from typing import TYPE_CHECKING, Any
 
 from memgauge._errors import TargetNotFoundError
 from memgauge._units import format_bytes
@@ -47,6 +46,8 @@ from memgauge.runner._order import (
     order_phases,
 )
 from memgauge.runner._state import RunState
+from memgauge.runner._target import Target
+from memgauge.runner._unsampled import charge_unsampled
 from memgauge.watcher import (
     MemoryGroup,
     TreeWatcher,
@@ -56,11 +57,12 @@ from memgauge.watcher import (
     user_cmdline,
 )
 
+TYPE_CHECKING = False  # not typing's: a run imports no typing (docs/benchmarks.md)
 if TYPE_CHECKING:
+    from typing import Any
+
     from memgauge.runner._options import RunOptions
     from memgauge.sections.gpu import NvmlSamples
-from memgauge.runner._target import Target
-from memgauge.runner._unsampled import charge_unsampled
 
 
 def _exit_status(status: int, oom: bool) -> ExitStatus:

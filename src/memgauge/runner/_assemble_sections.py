@@ -6,13 +6,13 @@ whose dataclasses alone cost ~15 ms after the program's end, where every millise
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from memgauge.capture import records_written
 from memgauge.sections import ordered
 
+TYPE_CHECKING = False  # not typing's: a run imports no typing (docs/benchmarks.md)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from memgauge.capture import LineData
     from memgauge.model import CaptureWarning, CpuUsage, ProcessRecord

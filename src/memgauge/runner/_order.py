@@ -5,11 +5,13 @@ growth could not be judged), and the capture warnings."""
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from memgauge.model import CaptureWarning, HeldLine, LeakSuspect, PhaseRecord
 
+TYPE_CHECKING = False  # not typing's: a run imports no typing (docs/benchmarks.md)
 if TYPE_CHECKING:
+    from typing import Any
+
     from memgauge.capture import LineData
     from memgauge.model import AllocationPeak, ProcessRecord, Reconciliation
 

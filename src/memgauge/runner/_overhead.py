@@ -103,8 +103,6 @@ def prewarm() -> None:
         import contextlib
 
         with contextlib.suppress(Exception):  # assembly imports them again and reports what fails
-            import shutil  # noqa: F401 - the events directory's removal, the run's last step
-
             import memgauge.runner._assemble  # noqa: F401
 
             # the outside sampler's join, which runs before the assembly (cheap where unused)

@@ -25,6 +25,7 @@ from memgauge._env import ENV_ALLOC, ENV_EVENTS_DIR, ENV_LINES, ENV_LINES_OUTSID
 from memgauge._errors import CommandNotExecutableError, CommandNotFoundError, LimitError
 from memgauge.capture import AUTOSTART_DIR
 from memgauge.isolation import HardLimits
+from memgauge.runner._ahead import take_group_ahead
 from memgauge.runner._options import RunOptions
 from memgauge.runner._overhead import overhead_of, own_process_cpu, prewarm
 from memgauge.runner._run_records import record_enforcement, record_group_counters
@@ -129,7 +130,9 @@ def _memory_group(options: RunOptions) -> tuple[MemoryGroup | None, str]:
     not; a LimitError where that limit cannot be set (the group made for it removed again)."""
     group, reason = None, "disabled with --cgroup off"
     if options.cgroup != "off":
-        group, reason = create_memory_group(options.cgroup)
+        # made as the command started, where it was (a sandbox's mounts come first: never then)
+        ahead = take_group_ahead(options.cgroup) if options.sandbox is None else None
+        group, reason = ahead or create_memory_group(options.cgroup)
     if options.memory_limit_bytes is None:
         return group, reason
     if group is None:
@@ -254,14 +257,16 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         outside = _outside_lines(line_sampler, env, events_dir, options, clock)
         oom_before = _global_oom_kills()
         preexec = _preexec(blocked, [group.procs_file] if group is not None else [], options.join_groups)
+        # before the spawn, where the kernel's wait for the child's join to its group is still
+        # under way (``make_group_ahead``): ctypes and the watcher's modules load meanwhile
+        _set_subreaper(True)
+        from memgauge.sections.gpu import start_nvml_sampler
+        from memgauge.watcher import TimelineBuilder, TreeWatcher  # noqa: F401
+
         started_at = time.time()
         spawned = time.monotonic()
         t0 = clock()
         child = _spawn(isolation, target, env, preexec)
-        _set_subreaper(True)
-        # the watcher's modules load while the program starts, on the other core
-        from memgauge.sections.gpu import start_nvml_sampler
-
         builder, watcher = _watcher(child.pid, group, limits, options, t0)
         state = RunState(child.pid)
         if outside is not None:

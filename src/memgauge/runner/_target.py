@@ -12,7 +12,7 @@ from memgauge._errors import (
     TargetNotFoundError,
     UsageError,
 )
-from memgauge.capture import BOOTSTRAP_MODULE
+from memgauge.capture import BOOTSTRAP_FILE
 
 TYPE_CHECKING = False  # not typing's: loaded before the program starts, typing costs ~6 ms
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ class Target:
         """The command line the child process executes."""
         if self.kind == "command":
             return [self.value, *self.args]
-        return [sys.executable, "-m", BOOTSTRAP_MODULE, self.kind, self.value, *self.args]
+        return [sys.executable, BOOTSTRAP_FILE, self.kind, self.value, *self.args]
 
     def display(self) -> list[str]:
         """The command line as the user would have typed it to run the program directly."""

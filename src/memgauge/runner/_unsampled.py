@@ -11,11 +11,10 @@ from the attribution, and the largest consumer could be missing from the report 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from memgauge._units import format_bytes
 from memgauge.model import Attribution, ProcessRecord
 
+TYPE_CHECKING = False  # not typing's: a run imports no typing (docs/benchmarks.md)
 if TYPE_CHECKING:
     from memgauge.capture import LineData
 

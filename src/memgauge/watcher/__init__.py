@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from memgauge.watcher._cgroup import MemoryGroup, create_memory_group, memory_limit
     from memgauge.watcher._cgroup_host import PREFIX, CgroupHost, current_host
     from memgauge.watcher._cgroup_pids import PidsGroup, create_pids_group
+    from memgauge.watcher._cgroup_warm import hasten_join
     from memgauge.watcher._cmdline import user_cmdline
     from memgauge.watcher._cpu_group import create_cpu_group
     from memgauge.watcher._descendants import Descendants
@@ -32,6 +33,7 @@ _NAMES = {
     "create_cpu_group": "_cpu_group",
     "create_memory_group": "_cgroup",
     "create_pids_group": "_cgroup_pids",
+    "hasten_join": "_cgroup_warm",
     "Descendants": "_descendants",
     "machine_environment": "_environment",
     "MemoryGroup": "_cgroup",
@@ -63,6 +65,7 @@ __all__ = [
     "create_pids_group",
     "current_host",
     "group_page_cache",
+    "hasten_join",
     "machine_environment",
     "memory_limit",
     "outside_refusal",

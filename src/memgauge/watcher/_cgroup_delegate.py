@@ -17,6 +17,7 @@ import errno
 import os
 
 from memgauge.watcher._cgroup_host import CgroupHost, self_leaf_name
+from memgauge.watcher._cgroup_warm import settle
 
 # os.path, no dataclass: imported before the program starts
 
@@ -58,6 +59,7 @@ def enable(host: CgroupHost, parent: str, controller: str) -> tuple[Delegation |
     """Enable ``controller`` for the children of memgauge's own cgroup ``parent``: the
     ``Delegation`` to undo, or None and why it cannot, in one line."""
     name = f"cgroup v2 {controller} controller not delegated to memgauge's cgroup {parent}"
+    settle()  # memgauge may move itself below: not before its own no-op move has landed
     if controller not in _words(os.path.join(parent, "cgroup.controllers")):
         return None, f"cgroup v2 {controller} controller not available to memgauge's cgroup {parent}"
     subtree = os.path.join(parent, SUBTREE)

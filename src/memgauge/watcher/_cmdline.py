@@ -3,7 +3,7 @@ and shown as the user would have run them (without memgauge's bootstrap)."""
 
 from __future__ import annotations
 
-from memgauge.capture import BOOTSTRAP_MODULE
+from memgauge.capture import bootstrap_args
 
 # what memgauge keeps of one process's command line, and of all of them together, in characters: a
 # program starting hundreds of children with megabyte command lines would otherwise swell
@@ -47,7 +47,8 @@ class CmdlineBudget:
 
 def user_cmdline(cmdline: list[str] | None) -> list[str] | None:
     """The command line without memgauge's bootstrap, as the user would have run it."""
-    if cmdline and cmdline[1:3] == ["-m", BOOTSTRAP_MODULE] and len(cmdline) >= 5:
-        kind, rest = cmdline[3], cmdline[4:]
+    args = bootstrap_args(cmdline) if cmdline else None
+    if cmdline and args is not None and len(args) >= 2:
+        kind, rest = args[0], args[1:]
         return [cmdline[0], *(["-m"] if kind == "module" else []), *rest]
     return cmdline

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from memgauge.watcher._cgroup import memory_limit
+
+TYPE_CHECKING = False  # not typing's: a run imports no typing (docs/benchmarks.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _total_memory() -> int | None:

@@ -12,7 +12,7 @@ from memgauge._lazy import attach
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memgauge.cli.commands._registry import COMMAND_NAMES, all_commands, command_named
+    from memgauge.cli.commands._registry import COMMAND_NAMES, PROGRAM_COMMANDS, all_commands, command_named
     from memgauge.cli.commands.check import CheckCommand
     from memgauge.cli.commands.compare import CompareCommand
     from memgauge.cli.commands.fit import FitCommand
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 _NAMES = {
     "PlanCommand": "plan",
     "COMMAND_NAMES": "_registry",
+    "PROGRAM_COMMANDS": "_registry",
     "all_commands": "_registry",
     "command_named": "_registry",
     "CheckCommand": "check",
@@ -47,6 +48,7 @@ _NAMES = {
 }
 __all__ = [
     "COMMAND_NAMES",
+    "PROGRAM_COMMANDS",
     "CheckCommand",
     "CompareCommand",
     "FitCommand",

@@ -27,6 +27,9 @@ _WHERE = {
     "token": ("manage", "TokenCommand"),
 }
 COMMAND_NAMES = tuple(_WHERE)
+# the commands whose ``program`` is "target": they run it, in a memgauge cgroup made for the run
+# before their parser is built (``cli._ahead``)
+PROGRAM_COMMANDS = ("run", "check", "fit-limit")
 
 
 def command_named(name: str) -> Command | None:
