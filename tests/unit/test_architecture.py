@@ -282,3 +282,22 @@ def test_each_public_face_provides_exactly_its_all(face: str) -> None:
             assert name in _defined(lazy[name]), f"{face}.{name}"
     if lazy is not None:
         assert sorted(lazy) == sorted(names)
+
+
+@pytest.mark.parametrize(
+    "section", sorted({m.split(".")[2] for m in MODULES if m.startswith("memgauge.sections.")})
+)
+def test_a_sections_capture_part_never_loads_its_analysis_or_report(section: str) -> None:
+    # what the measured process imports of a section (its "_capture*" modules, and what they
+    # import when they run) stays clear of every section's analyses and report blocks, and of the
+    # core's analysis and render packages
+    graph = _graph()
+    start = [m for m in MODULES if m.startswith(f"memgauge.sections.{section}._capture")]
+    seen, todo = set(start), list(start)
+    while todo:
+        for target in graph[todo.pop()]:
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    leaf = re.compile(r"^memgauge\.(analysis|render)(\.|$)|^memgauge\.sections\.\w+\._(analysis|report)")
+    assert start and sorted(m for m in seen if leaf.match(m)) == []
