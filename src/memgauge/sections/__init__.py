@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 class SectionSpec:
     """One section: its ``name`` (its folder), the ``Profile`` field that holds its part of the
     record, the sections it comes ``after``, the ``sources`` of its part of a run, and its
-    ``parts``: what the core may call, by kind ("capture", "assemble", "record", "report",
-    "budget"), each ``"module:name"`` in its folder (``"module:"``: the module itself)."""
+    ``parts``: what the core may call, by kind ("capture", "torch", "assemble", "record",
+    "report", "budget", "block": docs/architecture.md), each ``"module:name"`` in its folder
+    (``"module:"``: the module itself)."""
 
     __slots__ = ("after", "field", "name", "package", "parts", "sources")
 
