@@ -101,6 +101,7 @@ class Sampler:
         self.base_sid = self.ledger.stack_id((base_key,))
         self.ledger.credit(self.base_sid, self.rss, self.t_start)
         self.peak_retained = dict(self.ledger.retained)
+        self.last_grown: list[tuple[list[Key], float]] = []  # the last growth's lines, by share
         self.own_ident, self.own_cpu_ns = -1, 0
         self.own_clock: int | None = None  # its thread's CPU clock: a negative id, once it runs
         # rows of _wire.IMPORT_ROW, appended by the import tracker (_imports)
@@ -109,9 +110,8 @@ class Sampler:
         # set by the bootstrap as it starts the program, and ``program_done`` once its code returned
         self.program_key: Key = base_key
         self.program_done = False
-        # the main thread's CPU clock when the program's code returned (``program_returned``), and
-        # its keys and kind in the last sample that saw it on the program's code: the stretch
-        # from that sample to the return is charged to them (``_tail``)
+        # the main thread's CPU clock when the program's code returned (``program_returned``), and its
+        # keys and kind when last seen on it: the stretch to the return is charged to them (``_tail``)
         self.returned_cpu_ns = -1
         self.last_main: tuple[list[Key], bool] | None = None
         # the process is memgauge's bootstrap (``python .../memgauge/capture/_launch.py``): until it

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         max_rss: int
         peak_t: float
         peak_retained: dict[int, int]
+        last_grown: list[tuple[list[Key], float]]
         status: int
         ledger: Ledger
         lines: dict[Key, list[float]]
@@ -67,20 +68,36 @@ def charge_cpu(sampler: Sampler, seen: list[Seen], unowned: float, wall_ns: floa
         stats[CPU_NATIVE] += unowned / 1e9
 
 
+def _high_water(s: Sampler) -> int:
+    """The process's resident high-water mark (VmHWM) now, 0 where it cannot be read."""
+    try:
+        if s.status < 0:
+            s.status = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
+        return parse_high_water(os.pread(s.status, 4096, 0))
+    except OSError:
+        return 0
+
+
 def stalled_peak(s: Sampler, t: float, keys: list[Key]) -> None:
     """A thread kept the GIL through a long C operation: the process may have peaked and
     come down again before the sampler could look. The kernel's high-water mark says how
     high; the growth above the last sample is charged to the line that held the GIL."""
-    try:
-        if s.status < 0:
-            s.status = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
-        hwm = parse_high_water(os.pread(s.status, 4096, 0))
-    except OSError:
-        return
-    if hwm > s.max_rss and hwm > s.rss:
+    unseen_peak(s, t, [(keys, 1.0)], s.rss)
+
+
+def unseen_peak(s: Sampler, t: float, weights: list[tuple[list[Key], float]], last: int) -> None:
+    """The process peaked between the last sample and this one (the kernel's high-water mark is
+    above every size a sample saw): the growth above the last sample's size (``last``) is charged
+    to the lines that ran meanwhile, in proportion to ``weights``, at the peak. A C call that lets
+    the GIL go while it fills a buffer (numpy) is seen part way, then finishes, and its buffer is
+    freed before the next sample: without this its last part would be no line's."""
+    hwm = _high_water(s)
+    total = sum(w for _, w in weights)
+    if hwm > s.max_rss and hwm > last and total > 0:
         snapshot = dict(s.ledger.retained)
-        sid = s.ledger.stack_id(tuple(reversed(keys)))
-        snapshot[sid] = snapshot.get(sid, 0) + hwm - s.rss
+        for keys, w in weights:
+            sid = s.ledger.stack_id(tuple(reversed(keys)))
+            snapshot[sid] = snapshot.get(sid, 0) + round((hwm - last) * w / total)
         s.max_rss, s.peak_t, s.peak_retained = hwm, t, snapshot
 
 
@@ -105,6 +122,7 @@ def charge_memory(s: Sampler, t: float, rss: int, seen: list[Seen]) -> None:
                 sid = s.ledger.stack_id((OWN_KEY if s.frames.own_running else UNKNOWN_KEY,))
             s.ledger.credit(sid, delta, t)
         grown = [(blocked_keys(k, b), c) for k, c, _, b, _ in seen if c > 0] or weights
+        s.last_grown = grown
         for keys, w in grown:
             share = round(delta * w / total)
             s.lines.setdefault(keys[0], [0.0] * STATS)[GROWTH] += share
@@ -114,6 +132,12 @@ def charge_memory(s: Sampler, t: float, rss: int, seen: list[Seen]) -> None:
             s.peak_t = t
             s.peak_retained = dict(s.ledger.retained)
     else:
+        # memory came down since the last sample: it may have peaked unseen in between, most
+        # likely by the lines that grew last and are no longer running (a thread's C call that
+        # finished, its buffer freed, the thread gone), else by those that ran since
+        now = [k[0] for k, _ in weights]
+        ended = [(k, w) for k, w in s.last_grown if k[0] not in now]
+        unseen_peak(s, t, ended or weights, rss - delta)
         for keys, w in weights:
             s.lines[keys[0]][GROWTH] += round(delta * w / total)
         s.ledger.release(-delta, t)
