@@ -6,6 +6,7 @@ in-process sampler as the fallback."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,19 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
-@pytest.mark.parametrize("mode", ["main", "thread", "spawn"])
+# a known defect of the outside sampler on 3.13, open in the lines issue: the `np.ones` line reads
+# 0 bytes from outside in about 1 run of 3 in the main and thread modes (the tree before the section
+# folders as often); 3.11 and 3.12 give it its bytes every run
+_NUMPY_313 = pytest.mark.xfail(
+    sys.version_info >= (3, 13),
+    reason="3.13: np.ones's line read 0 from outside in ~1 run of 3",
+    strict=False,
+)
+
+
+@pytest.mark.parametrize(
+    "mode", [pytest.param("main", marks=_NUMPY_313), pytest.param("thread", marks=_NUMPY_313), "spawn"]
+)
 def test_each_c_call_line_gets_at_least_90_percent_of_its_bytes(
     mode: str, data_dir: Path, tmp_path: Path
 ) -> None:
