@@ -200,3 +200,9 @@ def test_a_c_call_begun_before_the_first_sample_gets_its_earlier_growth() -> Non
     # a thread that slept before the first sample keeps its span where py-spy put it
     asleep = [(t, r, {tid: (0 if t < 0.06 else 1, 0, False)}) for t, r, _ in polls]
     assert first_span_back(spans, asleep, tid) == spans
+    # nor back past the program's start: what grew fast before it was memgauge's own start
+    # (memray's tracker), no line of the program's
+    (start, _, _), *_ = first_span_back(spans, polls, tid, not_before=0.045)
+    assert start == 0.045
+    # a start the bootstrap wrote after py-spy's first read moves nothing forward
+    assert first_span_back(spans, polls, tid, not_before=0.07)[0][0] == 0.061

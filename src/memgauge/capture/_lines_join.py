@@ -338,8 +338,9 @@ def join_outside_lines(
     starts = _starts(ordered)
     intervals = [(a, b, _pieces(a, b, ordered, starts, lib, pid)) for a, b in itertools.pairwise(polls)]
     busy = _busy(intervals)
+    began = joined.program[1] if joined.program is not None else float("-inf")
     ordered = {
-        tid: first_span_back(snap_spans(spans_of, polls, tid, busy, lib), polls, tid)
+        tid: first_span_back(snap_spans(spans_of, polls, tid, busy, lib), polls, tid, began)
         for tid, spans_of in ordered.items()
     }
     starts = _starts(ordered)

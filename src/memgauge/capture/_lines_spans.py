@@ -73,18 +73,24 @@ def bootstrap_spans(spans: list[Span], program_start: float) -> list[Span]:
     return [span for span in spans if not startup(span)]
 
 
-def first_span_back(spans: list[Span], polls: list[Poll], tid: int) -> list[Span]:
+def first_span_back(
+    spans: list[Span], polls: list[Poll], tid: int, not_before: float = float("-inf")
+) -> list[Span]:
     """``spans`` with the first one of the program's own (a user frame on its stack) started
     earlier, back over the polls before it in which the thread ran (a third of the time at least)
     and the process grew at least a quarter as fast as in the span's own first interval (a
     start-up grows ten times slower than a call that builds; one interval's growth is noisy): the
     call begun before py-spy first read the process (it finds a new child process within ~100 ms)
     or right as the program started, whose growth would otherwise be the process's start-up. The
-    spans before it (memgauge's bootstrap, the interpreter's start) end where it now begins."""
+    spans before it (memgauge's bootstrap, the interpreter's start) end where it now begins.
+    ``not_before``: when the bootstrap started the program, where it says so. No line of the
+    program ran before it: what grew fast just before is memgauge's own start (memray's tracker
+    under ``--alloc``, ~15 MiB), which went to the first line 1 run in 4 where the line's own
+    first sample came late."""
     k = next((i for i, span in enumerate(spans) if user_keys(span[2], lib=False)[1]), None)
     if k is None:
         return spans
-    start = _back(spans[k][0], polls, tid)
+    start = max(_back(spans[k][0], polls, tid), min(not_before, spans[k][0]))
     if start >= spans[k][0]:
         return spans
     before = [(s, min(e, start), f) for s, e, f in spans[:k] if s < start]
