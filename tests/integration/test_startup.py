@@ -85,13 +85,20 @@ print(json.dumps(at_spawn[0]))
 """
 
 
-def test_nothing_the_start_does_not_need_is_loaded_before_the_program_starts(tmp_path: Path) -> None:
+# each line sampler: reading the lines from outside starts py-spy and a poller before the program
+SAMPLERS = pytest.mark.parametrize("sampler", ["inside", "auto"])
+
+
+@SAMPLERS
+def test_nothing_the_start_does_not_need_is_loaded_before_the_program_starts(
+    tmp_path: Path, sampler: str
+) -> None:
     # every import before the spawn delays the program's first line: typing costs ~6 ms, shutil
     # (with zlib, bz2 and lzma; argparse reads the terminal's width with it) ~2 ms, and a run
     # without a terminal needs neither; the modules that assemble the profile load after the spawn
     script = tmp_path / "noop.py"
     script.write_text("pass\n")
-    argv = ["run", "-q", "--json", str(tmp_path / "p.json"), str(script)]
+    argv = ["run", "-q", "--line-sampler", sampler, "--json", str(tmp_path / "p.json"), str(script)]
     proc = subprocess.run(
         [sys.executable, "-c", LOADED_AT_SPAWN, *argv],
         capture_output=True,
@@ -154,10 +161,11 @@ def test_the_program_finds_loaded_only_what_python_itself_would_load_and_memgaug
     assert {m for m in extra if not m.startswith("memgauge")} <= launcher | heavy
 
 
-def test_a_run_loads_only_what_it_uses(tmp_path: Path) -> None:
+@SAMPLERS
+def test_a_run_loads_only_what_it_uses(tmp_path: Path, sampler: str) -> None:
     script = tmp_path / "noop.py"
     script.write_text("pass\n")
-    argv = ["run", "-q", "--json", str(tmp_path / "p.json"), str(script)]
+    argv = ["run", "-q", "--line-sampler", sampler, "--json", str(tmp_path / "p.json"), str(script)]
     proc = subprocess.run(
         [sys.executable, "-c", LOADED, *argv], capture_output=True, text=True, cwd=tmp_path, timeout=120
     )

@@ -14,7 +14,7 @@ import pytest
 from memgauge.capture import join_outside_lines, read_lines
 from memgauge.capture._bytecode import blocked_line_of_source
 from memgauge.capture._lines_join import _within
-from memgauge.capture._lines_spans import bootstrap_spans, first_span_back
+from memgauge.capture._lines_spans import Poll, bootstrap_spans, first_span_back, snap_spans
 from memgauge.watcher import outside_refusal
 from memgauge.watcher._outside import OLD_PYTHON, trace_spans
 
@@ -81,6 +81,26 @@ def test_the_join_charges_growth_to_the_line_running_in_c_and_none_to_the_sleep(
     assert abs(by_line[4].wait_seconds - 0.1) < 1e-6
     peak = {(a.file, a.line): a.bytes for a in data.attribution}
     assert peak[(USER, 3)] == 200 * MIB
+
+
+def test_a_spike_built_and_freed_between_two_polls_is_charged_at_the_kernels_high_water_mark(
+    tmp_path: Path,
+) -> None:
+    # line 3 builds 200 MiB over 100 ms, polls see 190 MiB of it, then it is freed before the next
+    # poll: the poller read VmHWM (250 MiB) where the size came down
+    polls = [_poll(0.0, 50 * MIB, 0, True)]
+    polls += [_poll(i * 0.01, (50 + 19 * i) * MIB, i * 10, True) for i in range(1, 11)]
+    polls += [_poll(0.11, 50 * MIB, 110, True), _poll(0.12, 50 * MIB, 110, False)]
+    spans = {10: [(0.0, 0.11, [(USER, 3, "<module>")]), (0.11, 0.12, [(USER, 4, "<module>")])]}
+    peaks = {0.11: 250 * MIB}
+    assert join_outside_lines(str(tmp_path), 10, polls, spans, lib=False, interval=0.0, peaks=peaks)
+    peak = {(a.file, a.line): a.bytes for a in read_lines(str(tmp_path), 0.0).attribution}
+    assert peak[(USER, 3)] == 200 * MIB and (USER, 4) not in peak, peak
+    # without the mark, the top 10 MiB made after the last poll before the fall is no line's
+    (tmp_path / "unmarked").mkdir()
+    assert join_outside_lines(str(tmp_path / "unmarked"), 10, polls, spans, lib=False, interval=0.0)
+    peak = {(a.file, a.line): a.bytes for a in read_lines(str(tmp_path / "unmarked"), 0.0).attribution}
+    assert peak[(USER, 3)] == 190 * MIB
 
 
 def test_a_c_calls_stack_seen_late_gets_its_growth_from_the_kernels_counters(tmp_path: Path) -> None:
@@ -178,15 +198,11 @@ def test_a_sleep_lines_growth_goes_to_the_line_before_it_that_builds(tmp_path: P
 
 
 def test_a_c_call_begun_before_the_first_sample_gets_its_earlier_growth() -> None:
-    mib, tid = 1 << 20, 7
+    tid = 7
     line = [("/work/job.py", 3, "build")]
     # 10 ms polls: start-up grows slowly (1 MiB a poll), then the call grows 60 MiB a poll from
     # 0.03 s, first seen by py-spy at 0.061 s; the thread ran throughout
-    growth = [0, 1, 1, 60, 60, 60, 60, 60, 60]
-    polls, rss = [], 10 * mib
-    for i, g in enumerate(growth):
-        rss += g * mib
-        polls.append((i * 0.01, rss, {tid: (i * 10_000_000, 0, True)}))
+    polls = _running_polls([0, 1, 1, 60, 60, 60, 60, 60, 60], tid)
     spans = [(0.061, 0.09, line)]
     # back to 0.02, and into the interval before by its 1 MiB at the call's 60 MiB a poll
     (start, end, frames), *_ = first_span_back(spans, polls, tid)
@@ -206,3 +222,34 @@ def test_a_c_call_begun_before_the_first_sample_gets_its_earlier_growth() -> Non
     assert start == 0.045
     # a start the bootstrap wrote after py-spy's first read moves nothing forward
     assert first_span_back(spans, polls, tid, not_before=0.07)[0][0] == 0.061
+
+
+def _running_polls(growth_mib: list[int], tid: int) -> list[Poll]:
+    """10 ms polls of a thread that ran throughout, the process growing by ``growth_mib`` each."""
+    polls: list[Poll] = []
+    rss = 10 * MIB
+    for i, g in enumerate(growth_mib):
+        rss += g * MIB
+        polls.append((i * 0.01, rss, {tid: (i * 10_000_000, 0, True)}))
+    return polls
+
+
+def test_a_change_between_two_running_lines_moves_to_where_the_growth_jumps() -> None:
+    tid = 7
+    imports, ones = [(USER, 1, "<module>")], [(USER, 2, "<module>")]
+    busy = {imports[0]: 1.0, ones[0]: 1.0}
+    # `import numpy` grows 1 MiB a poll to 0.1 s, then `np.ones` 30 MiB a poll to 0.3 s; py-spy
+    # put the change 40 ms late
+    polls = _running_polls([0] + [1] * 10 + [30] * 20, tid)
+    late = [(0.0, 0.14, imports), (0.14, 0.3, ones)]
+    (_, edge, _), (start, _, _) = snap_spans(late, polls, tid, busy, lib=False)
+    assert edge == start == pytest.approx(0.1, abs=0.002)
+    # placed right, it stays within a poll of where it was
+    right = [(0.0, 0.1, imports), (0.1, 0.3, ones)]
+    assert snap_spans(right, polls, tid, busy, lib=False)[1][0] == pytest.approx(0.1, abs=0.002)
+    # two C calls back to back that grow alike: the growth cannot place the change, py-spy's stays
+    alike = _running_polls([0] + [30] * 30, tid)
+    assert snap_spans(late, alike, tid, busy, lib=False) == late
+    # never back more than SNAP (50 ms) however late py-spy was
+    later = [(0.0, 0.16, imports), (0.16, 0.3, ones)]
+    assert snap_spans(later, polls, tid, busy, lib=False)[1][0] == pytest.approx(0.11)

@@ -74,6 +74,8 @@ class _Joined:
         self.program: tuple[Key, float] | None = None  # the program's key and start (the bootstrap's)
         self.busy: dict[Key, float] = {}  # each line's CPU / wall over the run (``memory``)
         self._blocked: dict[Key, int] = {}  # a waiting line -> the line its growth goes to
+        self.peaks: dict[float, int] = {}  # VmHWM at a poll where the size came down
+        self.last_grown: list[tuple[list[Key], float]] = []  # the lines of the last growth
 
     def stats(self, key: Key) -> list[float]:
         row = self.lines.get(key)
@@ -114,6 +116,7 @@ class _Joined:
         weights = self.weights(t, pieces)
         total = sum(w for _, w in weights)
         if delta < 0:
+            self.unseen_peak(t, weights, rss - delta)
             self.ledger.release(-delta, t)
             for keys, w in weights:
                 self.stats(keys[0])[GROWTH] += round(delta * w / total) if total else 0
@@ -127,6 +130,7 @@ class _Joined:
             # not where the block is in a library's frame folded into the line (an import)
             ran = {k[0] for k, c, _, _, direct in pieces if c > 0 and direct}
             weights = [(self.blocked(k) if k[0] in ran else k, w) for k, w in weights]
+        self.last_grown = weights
         for keys, w in weights:
             share = round(delta * w / total) if total else 0
             self.stats(keys[0])[GROWTH] += share
@@ -134,6 +138,25 @@ class _Joined:
         if rss > self.max_rss:
             self.max_rss, self.peak_t = rss, t
             self.peak_retained = dict(self.ledger.retained)
+
+    def unseen_peak(self, t: float, weights: list[tuple[list[Key], float]], last: int) -> None:
+        """The process peaked between the poll before ``t`` and the one at ``t`` (its high-water
+        mark then is above every size a poll saw): the growth above the last poll's size (``last``)
+        goes, at the peak, to the lines that grew last and no longer run (a C call whose buffer was
+        freed right after it), else to those that ran meanwhile, as inside the process
+        (``_sampler_charge.unseen_peak``). Without it the top of a spike built and freed within one
+        poll interval (up to ~60 MiB at numpy's pace) was no line's."""
+        hwm = self.peaks.get(t, 0)
+        now = {k[0] for k, _ in weights}
+        ended = [(k, w) for k, w in self.last_grown if k[0] not in now] or weights
+        total = sum(w for _, w in ended)
+        if hwm <= max(self.max_rss, last) or total <= 0:
+            return
+        snapshot = dict(self.ledger.retained)
+        for keys, w in ended:
+            sid = self.ledger.stack_id(tuple(reversed(keys)))
+            snapshot[sid] = snapshot.get(sid, 0) + round((hwm - last) * w / total)
+        self.max_rss, self.peak_t, self.peak_retained = hwm, t, snapshot
 
     def weights(self, t: float, pieces: list[Piece]) -> list[tuple[list[Key], float]]:
         """Each line's share of an interval's change. A line that spends its time waiting (a sleep,
@@ -299,12 +322,14 @@ def join_outside_lines(
     interval: float,
     announced: bool = True,
     child: bool = False,
+    peaks: dict[float, int] | None = None,
 ) -> bool:
     """Write ``lines.<pid>.json`` from the outside samples of ``pid`` and its passive record (whose
     imports and children are kept). False when there is nothing to join (fewer than two polls),
     and for a ``child`` process of which py-spy never saw a line of the program (found late, it
     was read only in its start-up, or killed first): its peak is then charged to the line that
-    started it (``runner``'s ``charge_unsampled``), not to its start-up."""
+    started it (``runner``'s ``charge_unsampled``), not to its start-up. ``peaks``: the process's
+    high-water mark at the polls where its size came down, by the poll's time."""
     if child and not any(user_keys(f, lib=False)[1] for spans_of in spans.values() for _, _, f in spans_of):
         return False
     if len(polls) < 2:
@@ -332,6 +357,7 @@ def join_outside_lines(
         return False
     joined = _Joined(pid, lib, interval, base, polls[0])
     joined.imports = list(passive.get("imports", []))
+    joined.peaks = peaks or {}
     joined.program = _program(passive)
     if joined.program is not None and pid in ordered:
         ordered[pid] = bootstrap_spans(ordered[pid], joined.program[1])

@@ -146,26 +146,78 @@ def _edge(polls: list[Poll], times: list[float], tid: int, t: float, rising: boo
     return None
 
 
+def _rate(a: Poll, b: Poll) -> float:
+    return (b[1] - a[1]) / max(b[0] - a[0], 1e-9)
+
+
+def _growth_edge(polls: list[Poll], times: list[float], runs: tuple[float, float], s1: float) -> float | None:
+    """Where, within ``SNAP`` before ``s1``, a change from one running line to another happened
+    by the process's growth, when the second grows at least four times as fast as the first (an
+    import, then ``np.ones``): the CPU counters cannot tell two running lines apart, and py-spy
+    places the change up to ~50 ms late. ``runs``: when the first line's run of spans began (py-spy
+    cuts a line's time into many spans, one per change of its library frames) and when the
+    second's ends. Each poll interval back from ``s1`` is read as a mix of the two rates (the
+    first's over its run less ``SNAP``, the second's fastest interval within ``SNAP`` of ``s1``);
+    the change is where the mix says the second began. None where a rate is unknown (a run
+    shorter than a poll interval) or the rates are alike (two C calls back to back)."""
+    began, ends = runs
+    i = bisect.bisect_right(times, s1)  # polls[i - 1] <= s1 < polls[i]
+    lo, hi = bisect.bisect_left(times, began), bisect.bisect_right(times, s1 - SNAP) - 1
+    top = bisect.bisect_right(times, min(ends, s1 + SNAP)) - 1
+    if i <= 0 or top <= i or hi <= lo:
+        return None
+    first = max(0.0, _rate(polls[lo], polls[hi]))
+    second = max(_rate(polls[j], polls[j + 1]) for j in range(i - 1, top))
+    if second <= 4 * first:
+        return None
+    edge = s1
+    for j in range(i, 0, -1):
+        a, b = polls[j - 1], polls[j]
+        wall = b[0] - a[0]
+        # seconds of the interval the second line ran, by its growth over the first's rate
+        part = min(max((b[1] - a[1] - first * wall) / (second - first), 0.0), wall)
+        edge = b[0] - part
+        if part < 0.9 * wall or a[0] <= s1 - SNAP:
+            break
+    return max(edge, s1 - SNAP)
+
+
+def _runs(keys: list[Key | None], spans: list[Span]) -> tuple[list[float], list[float]]:
+    """For each span, when the run of spans of its line it is in began and when it ends (a run:
+    spans one after the other, each charged to the same line)."""
+    began, ends = [0.0] * len(spans), [0.0] * len(spans)
+    for i, (s, _, _) in enumerate(spans):
+        same = i > 0 and keys[i] is not None and keys[i] == keys[i - 1] and spans[i - 1][1] == s
+        began[i] = began[i - 1] if same else s
+    for i in range(len(spans) - 1, -1, -1):
+        same = i + 1 < len(spans) and keys[i] is not None and keys[i] == keys[i + 1]
+        ends[i] = ends[i + 1] if same and spans[i][1] == spans[i + 1][0] else spans[i][1]
+    return began, ends
+
+
 def snap_spans(
     spans: list[Span], polls: list[Poll], tid: int, busy: dict[Key, float], lib: bool
 ) -> list[Span]:
     """``spans`` with each change between a waiting line and a running one (by ``busy``, each line's
     CPU share over the run) moved to where the kernel's counters say the thread started or stopped
-    running: a C call's growth is then not charged to the sleep beside it."""
+    running: a C call's growth is then not charged to the sleep beside it; and each change between
+    two running lines to where the growth says it was (``_growth_edge``)."""
     out = list(spans)
     times = [p[0] for p in polls]
+    keys = [next(iter(user_keys(f, lib)[0]), None) for _, _, f in out]
+    began, ends = _runs(keys, out)
     for i in range(1, len(out)):
         (s0, e0, f0), (s1, e1, f1) = out[i - 1], out[i]
-        if e0 != s1:
+        k0, k1 = keys[i - 1], keys[i]
+        if e0 != s1 or k0 is None or k1 is None or k0 == k1:
             continue
-        k0, k1 = user_keys(f0, lib)[0], user_keys(f1, lib)[0]
-        if not k0 or not k1 or k0[0] == k1[0]:
-            continue
-        b0, b1 = busy.get(k0[0], 0.5), busy.get(k1[0], 0.5)
+        b0, b1 = busy.get(k0, 0.5), busy.get(k1, 0.5)
         if b0 < IDLE < BUSY < b1:
             edge = _edge(polls, times, tid, s1, rising=True)
         elif b1 < IDLE < BUSY < b0:
             edge = _edge(polls, times, tid, s1, rising=False)
+        elif b0 >= IDLE and b1 >= IDLE:
+            edge = _growth_edge(polls, times, (began[i - 1], ends[i]), s1)
         else:
             continue
         if edge is not None and s0 < edge < e1:

@@ -23,20 +23,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any
 
 from memgauge.capture import ATTACHED_MARK, INSIDE_MARK, OUTSIDE_MARK
 from memgauge.watcher._descendants import read_all_children
 from memgauge.watcher._outside_poll import ProcessPoller
 
+TYPE_CHECKING = False  # not typing's: a run imports no typing before the program (docs/benchmarks.md)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
 # py-spy's samples per second: 10 ms, the in-process sampler's interval
 RATE = 100
@@ -55,6 +55,10 @@ def py_spy_path() -> str | None:
     beside = os.path.join(os.path.dirname(sys.executable), "py-spy")
     if os.access(beside, os.X_OK):
         return beside
+    # where it is installed apart (a system package): shutil's imports (zlib, bz2, lzma: ~2 ms)
+    # only then, before the program's first line
+    import shutil
+
     return shutil.which("py-spy")
 
 
@@ -105,6 +109,9 @@ class OutsideLines:
         self.events_dir, self.lib, self.interval, self.clock = events_dir, lib, interval, clock
         self.root = 0
         self.polls: dict[int, list[tuple[float, int, dict[int, tuple[int, int, bool]]]]] = {}
+        # per process, VmHWM at each poll where the resident size came down: it may have peaked
+        # between two polls (a C call's buffer built and freed within 10 ms of each other)
+        self.peaks: dict[int, dict[float, int]] = {}
         self.proc: subprocess.Popen[bytes] | None = None
         self.launched = False
         self.pollers: dict[int, ProcessPoller] = {}
@@ -161,8 +168,13 @@ class OutsideLines:
             if got is None:
                 poller.close()
                 del self.pollers[pid]
-            else:
-                self.polls.setdefault(pid, []).append((t, got[0], got[1]))
+                continue
+            polls = self.polls.setdefault(pid, [])
+            if polls and got[0] < polls[-1][1]:
+                hwm = poller.high_water()
+                if hwm > polls[-1][1]:
+                    self.peaks.setdefault(pid, {})[t] = hwm
+            polls.append((t, got[0], got[1]))
 
     def _spawn_waiting(self) -> None:
         """py-spy's process, made before the program's: a shell that waits for the program's pid
@@ -322,6 +334,7 @@ class OutsideLines:
                     interval=1 / RATE,
                     announced=pid in self.announced,
                     child=pid != self.root,
+                    peaks=self.peaks.get(pid, {}),
                 )
         return "py-spy (outside the process)"
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import os
 
+from memgauge.capture import parse_high_water
+
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -21,6 +23,7 @@ class ProcessPoller:
         self.statm = os.open(f"/proc/{pid}/statm", os.O_RDONLY | os.O_CLOEXEC)
         self.threads: dict[int, tuple[int, int]] = {}  # tid -> (schedstat fd, stat fd)
         self.polls = 0
+        self.status = -1  # /proc/PID/status, opened on the first ``high_water``
 
     def _rescan(self) -> None:
         try:
@@ -66,8 +69,19 @@ class ProcessPoller:
                 self._drop(tid)  # the thread ended
         return rss, out
 
+    def high_water(self) -> int:
+        """The process's resident high-water mark (VmHWM) now; 0 where it cannot be read."""
+        try:
+            if self.status < 0:
+                self.status = os.open(f"/proc/{self.pid}/status", os.O_RDONLY | os.O_CLOEXEC)
+            return parse_high_water(os.pread(self.status, 4096, 0))
+        except (OSError, ValueError):
+            return 0
+
     def close(self) -> None:
         for tid in list(self.threads):
             self._drop(tid)
-        with contextlib.suppress(OSError):
-            os.close(self.statm)
+        for fd in (self.statm, self.status):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
