@@ -19,7 +19,7 @@ from memgauge.sections import SECTIONS, SectionSpec, ordered, section
 from memgauge.sections.gpu import GpuDevice
 from tests.factories import MIB, make_profile
 
-KINDS = {"capture", "assemble", "record", "report", "budget", "torch", "block"}
+KINDS = {"capture", "assemble", "record", "report", "budget", "torch", "block", "watch"}
 
 
 def test_a_section_comes_after_those_it_builds_on() -> None:

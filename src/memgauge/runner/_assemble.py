@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memgauge.runner._options import RunOptions
-    from memgauge.sections.gpu import NvmlSamples
+    from memgauge.runner._watch import Watched
 
 
 def _exit_status(status: int, oom: bool) -> ExitStatus:
@@ -179,7 +179,7 @@ def assemble_profile(
     wall: float,
     global_ooms: int,
     options: RunOptions,
-    gpu_seen: tuple[NvmlSamples | None, str] = (None, ""),
+    watched: dict[str, Watched] | None = None,
 ) -> Profile:
     t0 = watcher.t0
     # every file the processes wrote and the profile cannot use (see capture's wire format)
@@ -227,7 +227,7 @@ def assemble_profile(
     measurement = environment["measurement"]
     cpu = watcher.cpu.build
     inputs = SectionInputs(
-        events_dir, t0, options, gpu_seen, processes, line_data, warnings, cpu, measurement
+        events_dir, t0, options, watched or {}, processes, line_data, warnings, cpu, measurement
     )
     parts = section_parts(inputs)
     return Profile(

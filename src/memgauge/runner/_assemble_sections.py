@@ -17,15 +17,16 @@ if TYPE_CHECKING:
     from memgauge.capture import LineData
     from memgauge.model import CaptureWarning, CpuUsage, ProcessRecord
     from memgauge.runner._options import RunOptions
-    from memgauge.sections.gpu import NvmlSamples
+    from memgauge.runner._watch import Watched
 
 
 class SectionInputs:
     """What a section's "assemble" part may read of a finished run, and where it puts its part.
 
     ``written``: the record kinds the run's processes wrote (``capture.records_written``), and
-    ``sources`` those with "nvml" where NVML sampled;
-    ``gpu_seen``: NVML's samples, or None and why not; ``cpu()``: the run's CPU usage (computed on
+    ``sources`` those with the sources of the watches that saw something ("nvml");
+    ``watched``: what each section's watch saw, by section name (``runner._watch``: the GPU
+    section's NVML samples, or None and why not); ``cpu()``: the run's CPU usage (computed on
     first call); ``parts``: the ``Profile`` fields assembled so far, by field (a section reads the
     parts of those it comes after); ``measurement``: the profile's ``measurement`` lines; a
     section's part adds its line's GPU time to ``line_data``."""
@@ -35,7 +36,7 @@ class SectionInputs:
         events_dir: str,
         t0: float,
         options: RunOptions,
-        gpu_seen: tuple[NvmlSamples | None, str],
+        watched: dict[str, Watched],
         processes: list[ProcessRecord],
         line_data: LineData,
         warnings: list[CaptureWarning],
@@ -45,21 +46,23 @@ class SectionInputs:
         self.events_dir = events_dir
         self.t0 = t0
         self.options = options
-        self.gpu_seen = gpu_seen
+        self.watched = watched
         self.processes = processes
         self.line_data = line_data
         self.warnings = warnings
         self.cpu = cpu
         self.measurement = measurement
         self.written = records_written(events_dir)
-        self.sources = self.written | ({"nvml"} if gpu_seen[0] is not None else set())
+        self.sources = self.written | {w.source for w in watched.values() if w.seen is not None}
         self.parts: dict[str, Any] = {}
 
 
 def section_parts(inputs: SectionInputs) -> dict[str, Any]:
     """The ``Profile`` fields of every section that has something of the run, and their lines in
-    ``inputs.measurement`` (the GPU's: what NVML saw, or why nothing)."""
-    inputs.measurement["gpu"] = inputs.gpu_seen[1] or "no GPU used by the run"
+    ``inputs.measurement``: each watch's (the GPU's: why NVML saw nothing), which its section's
+    part replaces where it assembles (what NVML saw)."""
+    for name, watched in inputs.watched.items():
+        inputs.measurement[name] = watched.why
     for spec in ordered():
         if inputs.sources.intersection(spec.sources):  # else its modules stay unloaded
             assemble = spec.part("assemble")

@@ -260,8 +260,10 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         # before the spawn, where the kernel's wait for the child's join to its group is still
         # under way (``make_group_ahead``): ctypes and the watcher's modules load meanwhile
         _set_subreaper(True)
-        from memgauge.sections.gpu import start_nvml_sampler
+        from memgauge.runner._watch import start_watches, stop_watches, watch_parts
         from memgauge.watcher import TimelineBuilder, TreeWatcher  # noqa: F401
+
+        watching = watch_parts()
 
         started_at = time.time()
         spawned = time.monotonic()
@@ -275,7 +277,8 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             outside.start(child.pid, python=target.kind != "command")
         try:
             watcher.sample()  # at once: a program may not live long
-            nvml = start_nvml_sampler(child.pid)  # NVML's thread polls the GPUs while the program runs
+            # the sections' watches (NVML's thread polls the GPUs) while the program runs
+            watches = start_watches(watching, child.pid)
             prewarm()
             watch(state, watcher, builder, limits, isolation, clock, t0)
         except BaseException:
@@ -287,7 +290,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             raise
         wall = state.reaped[child.pid].at
         reaped = spawned + wall
-        gpu_seen = (None, nvml) if isinstance(nvml, str) else (nvml.stop(), "")
+        watched = stop_watches(watches)
         child.returncode = os.waitstatus_to_exitcode(state.reaped[child.pid].status)
         _program_ended(watcher, isolation, lambda: reap(state, clock() - t0))
         global_ooms = _global_oom_kills() - oom_before
@@ -301,7 +304,7 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
 
         with isolation.reading_as_program():
             profile = assemble_profile(
-                target, state, watcher, group, group_reason, events_dir, wall, global_ooms, options, gpu_seen
+                target, state, watcher, group, group_reason, events_dir, wall, global_ooms, options, watched
             )
         if options.lines != "off":
             profile.environment.setdefault("measurement", {})["line_sampler"] = line_sampler

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 class SectionSpec:
     """One section: its ``name`` (its folder), the ``Profile`` field that holds its part of the
     record, the sections it comes ``after``, the ``sources`` of its part of a run, and its
-    ``parts``: what the core may call, by kind ("capture", "torch", "assemble", "record",
+    ``parts``: what the core may call, by kind ("capture", "torch", "watch", "assemble", "record",
     "report", "budget", "block": docs/architecture.md), each ``"module:name"`` in its folder
     (``"module:"``: the module itself)."""
 
@@ -47,7 +47,8 @@ class SectionSpec:
         self.after = after
         self.parts = parts
         # what gives it something to assemble: the record kinds the run's processes wrote
-        # (``capture.records_written``), "nvml" for NVML's samples; its "assemble" part loads only
+        # (``capture.records_written``), and those of the sections' watches where they saw
+        # something ("nvml": the GPU section's NVML samples); its "assemble" part loads only
         # where one of them is there
         self.sources = sources
         self.package = package or f"{__name__}.{name}"  # another package: a section outside memgauge
@@ -103,6 +104,7 @@ SECTIONS: list[SectionSpec] = [
             "record": "_record:read_part",
             "block": "_inprocess:BlockGpu",
             "torch": "_capture_plug:",
+            "watch": "_nvml_start:",
         },
     ),
 ]

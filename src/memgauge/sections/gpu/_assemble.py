@@ -307,9 +307,11 @@ def add_gpu_time(lines: list[LineStats], spans: list[LineSpan], devices: list[Gp
 def assemble_gpu_part(run: SectionInputs) -> None:
     """The GPU section's part of a finished run (the registry's "assemble"): the devices, from the
     torch trackers' records and NVML's samples, and each line's GPU time."""
-    if "torch" not in run.written and run.gpu_seen[0] is None:
+    watched = run.watched.get("gpu")
+    seen = (None, "") if watched is None else (watched.seen, "" if watched.seen is not None else watched.why)
+    if "torch" not in run.written and seen[0] is None:
         return
     tree = {p.pid for p in run.processes}
-    devices, run.measurement["gpu"] = gpu_of(run.events_dir, run.gpu_seen, tree, run.warnings, run.t0)
+    devices, run.measurement["gpu"] = gpu_of(run.events_dir, seen, tree, run.warnings, run.t0)
     run.parts["gpu"] = devices
     add_gpu_time(run.line_data.lines, run.line_data.line_times, devices)  # GPU time per line

@@ -20,3 +20,15 @@ def start_nvml_sampler(main_pid: int | None = None, interval: float | None = Non
     from memgauge.sections.gpu._nvml_sampler import open_sampler
 
     return open_sampler(main_pid, interval)
+
+
+# The section's "watch" part (``memgauge.sections``): what the runner starts beside the program.
+# NVML's samples make the run's "nvml" source; a run where NVML saw nothing says so in its
+# ``measurement`` line.
+SOURCE = "nvml"
+UNSEEN = "no GPU used by the run"
+
+
+def start(main_pid: int) -> NvmlSampler | str:
+    """NVML's thread, polling the GPUs while the program ``main_pid`` runs; or why it does not."""
+    return start_nvml_sampler(main_pid)

@@ -11,5 +11,5 @@ if TYPE_CHECKING:
 
 
 def assemble_torch(run: SectionInputs) -> None:
-    if run.options.torch != "off" and ("torch" in run.written or run.gpu_seen[0] is not None):
+    if run.options.torch != "off" and ("torch" in run.written or "nvml" in run.sources):
         run.parts["torch"] = read_torch(run.events_dir, run.t0, warnings=run.warnings)
