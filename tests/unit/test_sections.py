@@ -19,7 +19,18 @@ from memgauge.sections import SECTIONS, SectionSpec, ordered, section
 from memgauge.sections.gpu import GpuDevice
 from tests.factories import MIB, make_profile
 
-KINDS = {"capture", "assemble", "record", "report", "budget", "torch", "block", "watch"}
+KINDS = {
+    "capture",
+    "assemble",
+    "record",
+    "report",
+    "budget",
+    "torch",
+    "block",
+    "watch",
+    "compare",
+    "compare_report",
+}
 
 
 def test_a_section_comes_after_those_it_builds_on() -> None:
@@ -124,3 +135,70 @@ def _formats(profile: Profile) -> dict[str, str]:
         "markdown": MarkdownRenderer().render(profile),
         "html": html.unescape(HtmlRenderer().render(profile)),
     }
+
+
+TOY_COMPARE = """
+class Answers:
+    def __init__(self, names):
+        self.names = names
+
+    def to_dict(self):
+        return {"answered": list(self.names)}
+
+
+def compare(profiles, names):
+    return Answers(names) if all(p.command for p in profiles) else None
+"""
+
+TOY_COMPARE_REPORT = """
+from rich.text import Text
+
+from memgauge.render import Part
+
+
+def terminal(out, c, part, width):
+    out.print(Text(f"toy compared {' and '.join(part.names)}"))
+
+
+def markdown(c, part):
+    return ["", f"### toy compared {' and '.join(part.names)}"]
+
+
+def html(c, part):
+    return Part("<p>toy compared</p>", "toy comparison")
+"""
+
+
+def test_a_toy_sections_compare_part_is_in_every_format_of_compare(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memgauge.analysis import compare
+    from memgauge.render import (
+        HtmlComparisonRenderer,
+        MarkdownComparisonRenderer,
+        TerminalComparisonRenderer,
+    )
+
+    package = tmp_path / "toy_compare"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "_compare.py").write_text(TOY_COMPARE)
+    (package / "_report_compare.py").write_text(TOY_COMPARE_REPORT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    parts = {"compare": "_compare:compare", "compare_report": "_report_compare:"}
+    toy = SectionSpec("toy", "", (), parts, package="toy_compare")
+    profiles = [make_profile(), make_profile()]
+    sections.SECTIONS.append(toy)
+    try:
+        c = compare(profiles, ["a", "b"])
+        renders = (
+            TerminalComparisonRenderer(width=100).render(c),
+            MarkdownComparisonRenderer().render(c),
+            HtmlComparisonRenderer().render(c),
+        )
+    finally:
+        sections.SECTIONS.remove(toy)
+    assert c.to_dict()["toy"] == {"answered": ["a", "b"]}
+    assert "toy compared a and b" in renders[0] and "### toy compared a and b" in renders[1]
+    assert '<section id="toy"><h2>toy comparison</h2>' in renders[2]
+    assert "toy" not in compare(profiles, ["a", "b"]).to_dict()

@@ -31,8 +31,8 @@ def test_speedup_is_the_ratio_of_mean_step_times_with_its_noise() -> None:
     before = training([0.5, 0.52, 0.48, 0.5] * 5)  # mean 0.5 s
     after = training([0.25, 0.26, 0.24, 0.25] * 5)  # mean 0.25 s
     c = compare([make_profile(training=before), make_profile(training=after)], ["before", "after"])
-    assert c.training is not None
-    (s,) = c.training.speedups
+    assert c.section("training") is not None
+    (s,) = c.section("training").speedups
     assert s is not None and s.ratio == pytest.approx(2.0)
     # sd/sqrt(n)/mean is the same on both sides: 0.01414/sqrt(20)/0.5 for "before"
     noise = 2**0.5 * (0.0145095 / 20**0.5 / 0.5)
@@ -42,9 +42,9 @@ def test_speedup_is_the_ratio_of_mean_step_times_with_its_noise() -> None:
         [make_profile(training=before), make_profile(training=training([0.5, 0.49, 0.51, 0.5] * 5))],
         ["a", "b"],
     )
-    assert same.training is not None and same.training.speedups[0] is not None
-    assert not same.training.speedups[0].beyond_noise
-    rows = {r.label: r.values for r in c.training.rows}
+    assert same.section("training") is not None and same.section("training").speedups[0] is not None
+    assert not same.section("training").speedups[0].beyond_noise
+    rows = {r.label: r.values for r in c.section("training").rows}
     assert rows["steps/s"] == (pytest.approx(2.0), pytest.approx(4.0))
     assert rows["data wait share"] == (pytest.approx(0.1), pytest.approx(0.1))
 
@@ -62,11 +62,11 @@ def test_every_format_shows_the_training_comparison_and_only_when_there_is_one()
     assert "### Training throughput (steady steps)" in md and "| steps/s | 1.98 | 3.97 |" in md
     assert "training throughput" in HtmlComparisonRenderer().render(c)
     plain = compare([make_profile(), make_profile()], ["a", "b"])
-    assert plain.training is None and "training" not in plain.to_dict()
+    assert plain.section("training") is None and "training" not in plain.to_dict()
     assert "Training" not in MarkdownComparisonRenderer().render(plain)
     # one run without training: its figures are missing, and there is no speed-up
     half = compare([a, make_profile()], ["a", "b"])
-    assert half.training is not None and half.training.speedups == (None,)
+    assert half.section("training") is not None and half.section("training").speedups == (None,)
 
 
 def test_runs_without_a_step_have_no_training_comparison() -> None:
@@ -74,7 +74,7 @@ def test_runs_without_a_step_have_no_training_comparison() -> None:
     a, b = make_profile(), make_profile()
     a.training, b.training = Training(steps=0), Training(steps=0)
     c = compare([a, b], ["a", "b"])
-    assert c.training is None
+    assert c.section("training") is None
     assert "training throughput" not in TerminalComparisonRenderer().render(c)
     assert "steady steps" not in TerminalComparisonRenderer().render(c)
 

@@ -164,7 +164,7 @@ def test_the_cpu_series_round_trips_and_every_report_shows_it() -> None:
     from memgauge.render import TerminalComparisonRenderer
 
     c = compare([profile, trained(usage(main=0.3, worker=0.1, cores=[0.3, 0.2]))], ["a", "b"])
-    assert c.training is not None
-    rows = {r.label: r.values for r in c.training.rows}
+    assert c.section("training") is not None
+    rows = {r.label: r.values for r in c.section("training").rows}
     assert rows["main loop CPU"] == (pytest.approx(0.9), pytest.approx(0.3))
     assert "0.90 cores" in TerminalComparisonRenderer(width=160).render(c)

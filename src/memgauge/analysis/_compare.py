@@ -10,14 +10,12 @@ so is a ratio against a baseline of 0.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memgauge.analysis._lines import short_path
 from memgauge.analysis._summary import PhaseTotal, exit_text, phase_totals
 from memgauge.model import UNBOUNDED_NOTE, Attribution, Profile
-from memgauge.sections.torch import compare_torch_roles
-from memgauge.sections.training import TrainingComparison, compare_training
 
 
 @dataclass(frozen=True)
@@ -125,14 +123,18 @@ class Comparison:
     phases: tuple[PhaseComparison, ...]
     lines: tuple[LineComparison, ...]
     notes: tuple[str, ...] = ()
-    # tensor bytes by role at each run's torch peak, then the total; empty when no run has torch
-    torch: tuple[ComparisonRow, ...] = ()
-    # steady training figures and speed-ups (docs/training.md); None when no run has them
-    training: TrainingComparison | None = None
+    # each section's part (its "compare" part's answer, with a ``to_dict()``), by section name, in
+    # the registry's order; a section no run has figures of has none (torch: tensor bytes by role
+    # at each run's torch peak; training: steady figures and speed-ups, docs/training.md)
+    sections: dict[str, Any] = field(default_factory=dict)
 
     @property
     def baseline(self) -> str:
         return self.names[0]
+
+    def section(self, name: str) -> Any:
+        """The part of section ``name``; None where no run has its figures."""
+        return self.sections.get(name)
 
     @property
     def headline_row(self) -> ComparisonRow:
@@ -161,9 +163,8 @@ class Comparison:
             "phases": [p.to_dict() for p in self.phases],
             "lines": [line.to_dict() for line in self.lines],
             "notes": list(self.notes),
-            # only where a run has torch figures: other comparisons' JSON stays as it was
-            **({"torch": [r.to_dict() for r in self.torch]} if self.torch else {}),
-            **({"training": self.training.to_dict()} if self.training is not None else {}),
+            # only the sections a run has figures of: other comparisons' JSON stays as it was
+            **{name: part.to_dict() for name, part in self.sections.items()},
         }
 
 
@@ -186,16 +187,21 @@ def compare(
         phases=_phases(profiles),
         lines=_lines(profiles, cwd, max_lines),
         notes=_notes(profiles, names),
-        torch=_torch(profiles),
-        training=compare_training(profiles, names),
+        sections=_sections(profiles, names),
     )
 
 
-def _torch(profiles: Sequence[Profile]) -> tuple[ComparisonRow, ...]:
-    return tuple(
-        ComparisonRow(f"torch_{r.role}", r.role.replace("_", " "), "bytes", r.bytes)
-        for r in compare_torch_roles(list(profiles))
-    )
+def _sections(profiles: Sequence[Profile], names: Sequence[str]) -> dict[str, Any]:
+    """Each section's "compare" part's answer where it has one (``memgauge.sections``)."""
+    from memgauge.sections import SECTIONS
+
+    out = {}
+    for spec in SECTIONS:
+        compare_part = spec.part("compare")
+        part = compare_part(profiles, names) if compare_part is not None else None
+        if part is not None:
+            out[spec.name] = part
+    return out
 
 
 def _summary(profiles: Sequence[Profile]) -> tuple[ComparisonRow, ...]:

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from memgauge.render._compare import (
         MarkdownComparisonRenderer,
         TerminalComparisonRenderer,
+        compare_rows_markdown,
+        compare_rows_terminal,
         comparison_headline,
     )
     from memgauge.render._document import Block, Chart, Column, Items, Paragraph, Section, Table
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
     from memgauge.render._fit_terminal import TerminalFitRenderer, fit_trial_line
     from memgauge.render._format import MISSING, format_number, md_row, md_text, percent
     from memgauge.render._html import HtmlRenderer
-    from memgauge.render._html_compare import HtmlComparisonRenderer
+    from memgauge.render._html_compare import HtmlComparisonRenderer, compare_chart_data, compare_rows_html
     from memgauge.render._html_page import Part, items, table, text
     from memgauge.render._html_sweep import HtmlSweepRenderer
     from memgauge.render._json import JsonRenderer
@@ -56,6 +58,10 @@ _NAMES = {
     "fit_trial_line": "_fit_terminal",
     "format_number": "_format",
     "HtmlComparisonRenderer": "_html_compare",
+    "compare_chart_data": "_html_compare",
+    "compare_rows_html": "_html_compare",
+    "compare_rows_markdown": "_compare",
+    "compare_rows_terminal": "_compare",
     "HtmlFitRenderer": "_fit_html",
     "HtmlPlanRenderer": "_plan",
     "HtmlRemediesRenderer": "_remedies_html",
@@ -131,6 +137,10 @@ __all__ = [
     "TerminalRemediesRenderer",
     "TerminalRenderer",
     "TerminalSweepRenderer",
+    "compare_chart_data",
+    "compare_rows_html",
+    "compare_rows_markdown",
+    "compare_rows_terminal",
     "comparison_headline",
     "fit_trial_line",
     "format_number",

@@ -25,12 +25,11 @@ from memgauge.render._format import (
 )
 from memgauge.render._layout import Layout, console, without_trailing_blanks
 from memgauge.render._text import HELD_TITLE
-from memgauge.sections.training import training_compare_markdown, training_compare_terminal
+from memgauge.sections import section
 
 _LINE_WIDTH = 40  # the most a line location takes before it is cut
 _PHASE_WIDTH = 32
 _MIN_CUT = 10  # a name is cut no shorter than this; the source is left out instead
-TORCH_TITLE = "torch tensors by role at each run's peak (—: no torch figures)"
 
 
 def _pair_headlines(c: Comparison) -> list[str]:
@@ -65,6 +64,62 @@ def _figures(row: ComparisonRow) -> list[str]:
     return cells
 
 
+def _figure_columns(layout: Layout, c: Comparison) -> list[Column]:
+    """The baseline's column, then each other profile's value, delta and ratio. Returns the
+    columns a narrow terminal can do without: the ratios, then the deltas (the headlines above
+    the tables give each pair's peak and wall time). Columns are told apart by identity, never by
+    header: a profile may be named "source" or "line"."""
+    # Text: a name (a file name by default) is not rich markup
+    layout.figure(Text(c.names[0]))
+    ratios: list[Column] = []
+    deltas: list[Column] = []
+    for name in c.names[1:]:
+        layout.figure(Text(name))
+        deltas.append(layout.figure("Δ"))
+        ratios.append(layout.figure("ratio"))
+    return ratios + deltas
+
+
+def _cells(row: ComparisonRow) -> list[Text]:
+    figures = _figures(row)
+    cells = [Text(figures[0])]
+    for i, delta in enumerate(row.deltas):
+        style = ""
+        if row.unit != "count" and delta is not None and delta != 0:
+            style = "red" if delta > 0 else "green"  # more memory or time is the worse way
+        value, change, ratio = figures[1 + 3 * i : 4 + 3 * i]
+        cells += [Text(value), Text(change, style=style), Text(ratio, style=style)]
+    return cells
+
+
+def compare_rows_terminal(
+    out: Console, c: Comparison, title: str, head: str, rows: list[tuple[str, ComparisonRow]], width: int
+) -> None:
+    """A section's figure rows in the comparison's terminal table: ``head`` names the label
+    column, each row's figures follow (baseline, then each profile's value, delta and ratio)."""
+    layout = Layout(width, title, cut_figures=True)
+    layout.figure(head, justify="left")
+    optional = _figure_columns(layout, c)
+    for label, row in rows:
+        layout.add_row(Text(label), *_cells(row))
+    out.print(layout.fit(optional))
+
+
+def compare_rows_markdown(
+    c: Comparison, heads: list[str], rows: list[tuple[list[str], ComparisonRow]]
+) -> list[str]:
+    """``heads`` name the leading text columns, the figures of each row follow its texts."""
+    figure_heads = [md_text(c.names[0])]
+    for name in c.names[1:]:
+        figure_heads += [md_text(name), f"Δ {md_text(name)}", f"ratio {md_text(name)}"]
+    lines = [
+        md_row(heads + figure_heads),
+        md_row(["---"] * len(heads) + ["---:"] * len(figure_heads)),
+    ]
+    lines += [md_row(texts + _figures(row)) for texts, row in rows]
+    return lines
+
+
 class TerminalComparisonRenderer:
     def __init__(self, width: int = 100, color: bool = False) -> None:
         self.width = width
@@ -77,8 +132,8 @@ class TerminalComparisonRenderer:
         self._header(out, c)
         self._summary(out, c)
         self._phases(out, c)
-        self._torch(out, c)
-        training_compare_terminal(out, c, self.width)
+        for name, part in c.sections.items():
+            section(name).part("compare_report").terminal(out, c, part, self.width)
         self._lines(out, c)
         for note in c.notes:
             out.print(Text(f"note: {note}", style="yellow"), overflow="fold")
@@ -100,30 +155,10 @@ class TerminalComparisonRenderer:
             out.print(Text(line, style="bold"), overflow="fold")
 
     def _figure_columns(self, layout: Layout, c: Comparison) -> list[Column]:
-        """The baseline's column, then each other profile's value, delta and ratio. Returns the
-        columns a narrow terminal can do without: the ratios, then the deltas (the headlines
-        above the tables give each pair's peak and wall time). Columns are told apart by
-        identity, never by header: a profile may be named "source" or "line"."""
-        # Text: a name (a file name by default) is not rich markup
-        layout.figure(Text(c.names[0]))
-        ratios: list[Column] = []
-        deltas: list[Column] = []
-        for name in c.names[1:]:
-            layout.figure(Text(name))
-            deltas.append(layout.figure("Δ"))
-            ratios.append(layout.figure("ratio"))
-        return ratios + deltas
+        return _figure_columns(layout, c)
 
     def _cells(self, row: ComparisonRow) -> list[Text]:
-        figures = _figures(row)
-        cells = [Text(figures[0])]
-        for i, delta in enumerate(row.deltas):
-            style = ""
-            if row.unit != "count" and delta is not None and delta != 0:
-                style = "red" if delta > 0 else "green"  # more memory or time is the worse way
-            value, change, ratio = figures[1 + 3 * i : 4 + 3 * i]
-            cells += [Text(value), Text(change, style=style), Text(ratio, style=style)]
-        return cells
+        return _cells(row)
 
     def _summary(self, out: Console, c: Comparison) -> None:
         layout = Layout(self.width, cut_figures=True)
@@ -147,16 +182,6 @@ class TerminalComparisonRenderer:
             layout.add_row(Text(""), Text(ph.duration.label), *self._cells(ph.duration))
             if ran_repeatedly(ph.count):
                 layout.add_row(Text(""), Text(ph.count.label), *self._cells(ph.count))
-        out.print(layout.fit(optional))
-
-    def _torch(self, out: Console, c: Comparison) -> None:
-        if not c.torch:
-            return  # no run has torch figures: the report is as it was
-        layout = Layout(self.width, TORCH_TITLE, cut_figures=True)
-        layout.figure("role", justify="left")
-        optional = self._figure_columns(layout, c)
-        for row in c.torch:
-            layout.add_row(Text(row.label), *self._cells(row))
         out.print(layout.fit(optional))
 
     def _lines(self, out: Console, c: Comparison) -> None:
@@ -202,16 +227,8 @@ class MarkdownComparisonRenderer:
             out += ["", "### Phases", "", "Highest peak and total time of all the runs of each phase.", ""]
             out += self._table(c, ["phase", ""], rows)
 
-        if c.torch:
-            out += [
-                "",
-                "### Torch tensors by role at each run's peak",
-                "",
-                "— : no torch figures in that run.",
-                "",
-            ]
-            out += self._table(c, ["role"], [([row.label], row) for row in c.torch])
-        out += training_compare_markdown(c)
+        for name, part in c.sections.items():
+            out += section(name).part("compare_report").markdown(c, part)
 
         if c.lines:
             out += ["", "### Resident peak held by (sampled)", ""]
@@ -231,13 +248,4 @@ class MarkdownComparisonRenderer:
     def _table(
         self, c: Comparison, heads: list[str], rows: list[tuple[list[str], ComparisonRow]]
     ) -> list[str]:
-        """``heads`` name the leading text columns, the figures of each row follow its texts."""
-        figure_heads = [md_text(c.names[0])]
-        for name in c.names[1:]:
-            figure_heads += [md_text(name), f"Δ {md_text(name)}", f"ratio {md_text(name)}"]
-        lines = [
-            md_row(heads + figure_heads),
-            md_row(["---"] * len(heads) + ["---:"] * len(figure_heads)),
-        ]
-        lines += [md_row(texts + _figures(row)) for texts, row in rows]
-        return lines
+        return compare_rows_markdown(c, heads, rows)

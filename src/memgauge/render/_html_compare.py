@@ -11,7 +11,7 @@ from typing import Any
 from memgauge.analysis import Comparison, ComparisonRow, has_values, ran_repeatedly
 from memgauge.render._format import esc, format_delta, format_figure, format_ratio
 from memgauge.render._html_page import Cell, Part, Sections, code, items, page, table, text
-from memgauge.sections.training import training_compare_html
+from memgauge.sections import section
 
 
 def _cells(row: ComparisonRow) -> list[Cell]:
@@ -90,19 +90,23 @@ def _lines(c: Comparison) -> Part | None:
     )
 
 
-def _torch(c: Comparison) -> Part | None:
-    if not c.torch:
-        return None  # no run has torch figures: the page is as it was
-    return Part(
-        '<div class="chart"><canvas id="chart-compare-torch"></canvas></div>'
-        + table(
-            [("role", False)] + [(name, True) for name in c.names],
-            [[text(r.label), *_cells(r)] for r in c.torch],
-        ),
-        "torch tensors by role at each run's peak",
-        "Tensor bytes counted by storage, at the moment of each run's largest tensor total. "
-        "— : no torch figures in that run.",
+def compare_rows_html(c: Comparison, head: str, rows: list[tuple[str, ComparisonRow]]) -> str:
+    """A section's figure rows in the comparison's page table: ``head`` names the label column."""
+    return table(
+        [(head, False)] + [(name, True) for name in c.names], [[text(lb), *_cells(r)] for lb, r in rows]
     )
+
+
+def compare_chart_data(rows: list[tuple[str, ComparisonRow]]) -> dict[str, Any]:
+    """A section's figure rows as the page script's bar groups."""
+    return _grouped(rows)
+
+
+def _section_parts(c: Comparison) -> list[tuple[str, str | None, Part]]:
+    """Each section's part of the page, by its "compare_report", in the comparison's order."""
+    return [
+        (name, None, section(name).part("compare_report").html(c, part)) for name, part in c.sections.items()
+    ]
 
 
 def _notes(c: Comparison) -> Part | None:
@@ -112,8 +116,7 @@ def _notes(c: Comparison) -> Part | None:
 SECTIONS: Sections[Comparison] = Sections()
 SECTIONS.register("summary", None, _summary)
 SECTIONS.register("phases", None, _phases)
-SECTIONS.register("torch", None, _torch)
-SECTIONS.register("training", None, training_compare_html)
+SECTIONS.register_group(_section_parts)
 SECTIONS.register("lines", None, _lines)
 SECTIONS.register("notes", None, _notes)
 
@@ -129,8 +132,8 @@ def _data(c: Comparison) -> dict[str, Any]:
     if c.phases:
         data["phasePeaks"] = _grouped([(ph.name, ph.peak) for ph in c.phases])
         data["phaseTimes"] = _grouped([(ph.name, ph.duration) for ph in c.phases])
-    if c.torch:
-        data["torchRoles"] = _grouped([(r.label, r) for r in c.torch])
+    for name, part in c.sections.items():
+        data.update(getattr(section(name).part("compare_report"), "page_data", lambda _: {})(part))
     return data
 
 

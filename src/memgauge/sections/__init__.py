@@ -28,7 +28,8 @@ class SectionSpec:
     """One section: its ``name`` (its folder), the ``Profile`` field that holds its part of the
     record, the sections it comes ``after``, the ``sources`` of its part of a run, and its
     ``parts``: what the core may call, by kind ("capture", "torch", "watch", "assemble", "record",
-    "report", "budget", "block": docs/architecture.md), each ``"module:name"`` in its folder
+    "report", "budget", "block", "compare", "compare_report": docs/architecture.md), each
+    ``"module:name"`` in its folder
     (``"module:"``: the module itself)."""
 
     __slots__ = ("after", "field", "name", "package", "parts", "sources")
@@ -75,6 +76,8 @@ SECTIONS: list[SectionSpec] = [
             "record": "_record:read_part",
             "block": "_inprocess:BlockTorch",
             "capture": "_capture:install",
+            "compare": "_analysis_compare:compare",
+            "compare_report": "_report_compare:",
         },
     ),
     SectionSpec(
@@ -90,6 +93,8 @@ SECTIONS: list[SectionSpec] = [
             "block": "_inprocess:BlockTraining",
             "torch": "_capture_plug:",
             "capture": "_capture_pickles:start",
+            "compare": "_analysis_compare:compare_training",
+            "compare_report": "_report_compare:",
         },
     ),
     SectionSpec(

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from memgauge.sections.torch._analysis import (
         StepLeak,
         TensorDiff,
-        compare_torch_roles,
         diff_tensors,
         torch_step_leak,
         torch_steps,
@@ -49,7 +48,6 @@ _NAMES = {
     "BlockTorch": "_inprocess",
     "ROLES": "_capture_track",
     "Tracker": "_capture_track",
-    "compare_torch_roles": "_analysis",
     "hidden": "_capture_compat",
     "model_of": "_capture_compat",
     "quiet_compile_warning": "_capture_compat",
@@ -90,7 +88,6 @@ __all__ = [
     "TorchTensor",
     "Tracker",
     "active_torch_tracker",
-    "compare_torch_roles",
     "diff_tensors",
     "hidden",
     "live_tensors",

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         unfollowed_frameworks,
         warmup_steps,
     )
-    from memgauge.sections.training._analysis_compare import TrainingComparison, compare_training
     from memgauge.sections.training._analysis_cpu import training_cpu_lines, training_cpu_sentence, with_cpu
     from memgauge.sections.training._analysis_gpu import with_gpu
     from memgauge.sections.training._analysis_io import PhaseIo, phase_io
@@ -50,24 +49,14 @@ if TYPE_CHECKING:
         TrainingStep,
     )
     from memgauge.sections.training._report import phase_io_section, training_section
-    from memgauge.sections.training._report_compare import (
-        training_compare_html,
-        training_compare_markdown,
-        training_compare_terminal,
-    )
     from memgauge.sections.training._report_html import training_data
 
 _NAMES = {
     "BlockTraining": "_inprocess",
     "TRAINING_METRICS": "_budget",
-    "TrainingComparison": "_analysis_compare",
     "attach": "_capture_torch",
-    "compare_training": "_analysis_compare",
     "current_loop": "_capture",
     "phase_io_section": "_report",
-    "training_compare_html": "_report_compare",
-    "training_compare_markdown": "_report_compare",
-    "training_compare_terminal": "_report_compare",
     "training_data": "_report_html",
     "training_figure": "_budget",
     "training_of": "_assemble",
@@ -110,7 +99,6 @@ __all__ = [
     "LoopRecord",
     "PhaseIo",
     "Training",
-    "TrainingComparison",
     "TrainingCopies",
     "TrainingCopyLine",
     "TrainingCounter",
@@ -119,7 +107,6 @@ __all__ = [
     "TrainingStat",
     "TrainingStep",
     "attach",
-    "compare_training",
     "current_loop",
     "data_movement_figures",
     "known_peak",
@@ -132,9 +119,6 @@ __all__ = [
     "summarize_copies",
     "summarize_training",
     "timed_iter",
-    "training_compare_html",
-    "training_compare_markdown",
-    "training_compare_terminal",
     "training_cpu_lines",
     "training_cpu_sentence",
     "training_data",
