@@ -30,6 +30,7 @@ KINDS = {
     "watch",
     "compare",
     "compare_report",
+    "page_data",
 }
 
 

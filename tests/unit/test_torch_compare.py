@@ -8,7 +8,7 @@ import json
 
 from memgauge.analysis import compare
 from memgauge.render import HtmlComparisonRenderer, MarkdownComparisonRenderer, TerminalComparisonRenderer
-from memgauge.sections.torch import TorchMemory
+from memgauge.sections.torch import TorchMemory, TorchStep
 from tests.factories import MIB, make_profile
 
 
@@ -36,3 +36,22 @@ def test_two_runs_roles_are_side_by_side_in_every_format_and_absent_without_torc
     assert plain.section("torch") is None and "torch" not in plain.to_dict()
     assert "torch" not in TerminalComparisonRenderer(width=140).render(plain)
     assert '<section id="torch">' not in HtmlComparisonRenderer().render(plain)
+
+
+def test_the_report_pages_data_has_a_sections_charts_only_where_it_has_figures() -> None:
+    import re
+
+    from memgauge.render import HtmlRenderer
+
+    def page_data(profile: object) -> dict[str, object]:
+        html = HtmlRenderer().render(profile)  # type: ignore[arg-type]
+        found = re.search(r'<script type="application/json" id="memgauge-data">(.*?)</script>', html, re.S)
+        assert found is not None
+        loaded: dict[str, object] = json.loads(found.group(1))
+        return loaded
+
+    stepped = _torch(10 * MIB)
+    stepped.steps = [TorchStep(0, 0.0, 0.1, stepped.peak_bytes, peak_by_role=stepped.peak_by_role)]
+    torch = page_data(make_profile(torch=stepped))["torch"]
+    assert isinstance(torch, dict) and torch["labels"] == ["1"]
+    assert "torch" not in page_data(make_profile()) and "training" not in page_data(make_profile())

@@ -44,8 +44,7 @@ from memgauge.render._html_tables import (
 from memgauge.render._section_core import advice_section
 from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.render._text import needs_lines
-from memgauge.sections.torch import torch_data
-from memgauge.sections.training import training_data
+from memgauge.sections import SECTIONS as SECTION_FOLDERS
 
 _MAX_SERIES = 8  # per-process memory lines drawn besides the tree total
 _MAX_SHADED = 200  # phase spans shaded on the memory chart
@@ -207,13 +206,13 @@ def _data(p: Profile) -> dict[str, Any]:
             "seconds": [round(r.self_seconds, 4) for r in own],
         },
     }
-    training = training_data(p)
-    if training is not None:
-        data["training"] = training  # only where there are timed steps, as for torch below
-    torch = torch_data(p)
-    if torch is not None:
-        # only where there are torch figures: the data of every other page stays as it was
-        data["torch"] = torch
+    for spec in SECTION_FOLDERS:
+        # each section's charts' data, by its name, only where it has some (torch: where there
+        # are torch figures; training: timed steps): the data of every other page stays as it was
+        page_data = spec.part("page_data")
+        value = page_data(p) if page_data is not None else None
+        if value is not None:
+            data[spec.name] = value
     return data
 
 

@@ -28,7 +28,7 @@ class SectionSpec:
     """One section: its ``name`` (its folder), the ``Profile`` field that holds its part of the
     record, the sections it comes ``after``, the ``sources`` of its part of a run, and its
     ``parts``: what the core may call, by kind ("capture", "torch", "watch", "assemble", "record",
-    "report", "budget", "block", "compare", "compare_report": docs/architecture.md), each
+    "report", "page_data", "budget", "block", "compare", "compare_report": docs/architecture.md), each
     ``"module:name"`` in its folder
     (``"module:"``: the module itself)."""
 
@@ -78,6 +78,7 @@ SECTIONS: list[SectionSpec] = [
             "capture": "_capture:install",
             "compare": "_analysis_compare:compare",
             "compare_report": "_report_compare:",
+            "page_data": "_report_html:torch_data",
         },
     ),
     SectionSpec(
@@ -95,6 +96,7 @@ SECTIONS: list[SectionSpec] = [
             "capture": "_capture_pickles:start",
             "compare": "_analysis_compare:compare_training",
             "compare_report": "_report_compare:",
+            "page_data": "_report_html:training_data",
         },
     ),
     SectionSpec(

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
         TorchTensor,
     )
     from memgauge.sections.torch._report import torch_section
-    from memgauge.sections.torch._report_html import torch_data
 
 _NAMES = {
     "BlockTorch": "_inprocess",
@@ -51,7 +50,6 @@ _NAMES = {
     "hidden": "_capture_compat",
     "model_of": "_capture_compat",
     "quiet_compile_warning": "_capture_compat",
-    "torch_data": "_report_html",
     "torch_section": "_report",
     "active_torch_tracker": "_capture",
     "diff_tensors": "_analysis",
@@ -96,7 +94,6 @@ __all__ = [
     "read_torch",
     "start_tracking",
     "stop_tracking",
-    "torch_data",
     "torch_memory",
     "torch_section",
     "torch_step_leak",

@@ -49,7 +49,6 @@ if TYPE_CHECKING:
         TrainingStep,
     )
     from memgauge.sections.training._report import phase_io_section, training_section
-    from memgauge.sections.training._report_html import training_data
 
 _NAMES = {
     "BlockTraining": "_inprocess",
@@ -57,7 +56,6 @@ _NAMES = {
     "attach": "_capture_torch",
     "current_loop": "_capture",
     "phase_io_section": "_report",
-    "training_data": "_report_html",
     "training_figure": "_budget",
     "training_of": "_assemble",
     "training_section": "_report",
@@ -121,7 +119,6 @@ __all__ = [
     "timed_iter",
     "training_cpu_lines",
     "training_cpu_sentence",
-    "training_data",
     "training_figure",
     "training_figures",
     "training_loop",
