@@ -49,6 +49,17 @@ class Ledger:
                 self._compact()
         self._change(sid, delta, t)
 
+    def retained_with(self, weights: list[tuple[list[Key], float]], extra: int) -> dict[int, int]:
+        """What is retained by stack, with ``extra`` bytes more shared among the stacks of
+        ``weights`` (innermost key first) in proportion to their weights: a peak a sample did
+        not see, made by the lines that ran."""
+        snapshot = dict(self.retained)
+        total = sum(w for _, w in weights)
+        for keys, w in weights:
+            sid = self.stack_id(tuple(reversed(keys)))
+            snapshot[sid] = snapshot.get(sid, 0) + round(extra * w / total)
+        return snapshot
+
     def release(self, amount: int, t: float) -> None:
         """``amount`` bytes released at time ``t``: taken from the latest credits."""
         while amount > 0 and self.entries:

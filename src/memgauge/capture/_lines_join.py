@@ -152,11 +152,7 @@ class _Joined:
         total = sum(w for _, w in ended)
         if hwm <= max(self.max_rss, last) or total <= 0:
             return
-        snapshot = dict(self.ledger.retained)
-        for keys, w in ended:
-            sid = self.ledger.stack_id(tuple(reversed(keys)))
-            snapshot[sid] = snapshot.get(sid, 0) + round((hwm - last) * w / total)
-        self.max_rss, self.peak_t, self.peak_retained = hwm, t, snapshot
+        self.max_rss, self.peak_t, self.peak_retained = hwm, t, self.ledger.retained_with(ended, hwm - last)
 
     def weights(self, t: float, pieces: list[Piece]) -> list[tuple[list[Key], float]]:
         """Each line's share of an interval's change. A line that spends its time waiting (a sleep,

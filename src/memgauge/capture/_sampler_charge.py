@@ -94,11 +94,7 @@ def unseen_peak(s: Sampler, t: float, weights: list[tuple[list[Key], float]], la
     hwm = _high_water(s)
     total = sum(w for _, w in weights)
     if hwm > s.max_rss and hwm > last and total > 0:
-        snapshot = dict(s.ledger.retained)
-        for keys, w in weights:
-            sid = s.ledger.stack_id(tuple(reversed(keys)))
-            snapshot[sid] = snapshot.get(sid, 0) + round((hwm - last) * w / total)
-        s.max_rss, s.peak_t, s.peak_retained = hwm, t, snapshot
+        s.max_rss, s.peak_t, s.peak_retained = hwm, t, s.ledger.retained_with(weights, hwm - last)
 
 
 def charge_memory(s: Sampler, t: float, rss: int, seen: list[Seen]) -> None:
