@@ -339,5 +339,44 @@ def test_the_terminal_report_loads_its_own_renderer_alone(tmp_path: Path) -> Non
         # the sweep's records, for summarize() beside the report's figures: pathlib, urllib, ...
         "memgauge.model._sweep",
         "pathlib",
+        # the sections' builders with their analyses and records, for a run that has none of
+        # them (~30 ms): their folders' "shows" parts say so
+        "memgauge.sections.torch._report",
+        "memgauge.sections.torch._analysis",
+        "memgauge.sections.training._report",
+        "memgauge.sections.training._analysis",
+        "memgauge.sections.training._record",
+        "memgauge.sections.gpu._report",
+        "memgauge.sections.gpu._analysis",
     }
     assert loaded & others == set()
+
+
+MARKER = """
+import threading, time
+LOADED = (threading.current_thread().name, time.monotonic())
+"""
+
+
+def test_what_the_caller_uses_after_the_run_loads_while_the_program_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the report's renderer (rich, the document) is ~50 ms of imports: loaded on the prewarm
+    # thread while the program runs, not after it, where it adds to every run's time
+    from memgauge.runner import RunOptions, parse_target, run_program
+
+    (tmp_path / "report_marker.py").write_text(MARKER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    script = tmp_path / "sleeper.py"
+    ended = tmp_path / "ended"
+    end = f"open({str(ended)!r}, 'w').write(repr(time.monotonic()))"
+    script.write_text(f"import time\ntime.sleep(1.0)\n{end}\n")
+    options = RunOptions(lines="off")
+    options.prewarm = ("report_marker",)
+    profile = run_program(parse_target([str(script)]), options)
+    assert profile.exit.code == 0
+    import report_marker  # type: ignore[import-not-found]  # the file written above
+
+    thread, at = report_marker.LOADED
+    assert thread == "memgauge-prewarm"
+    assert at < float(ended.read_text())

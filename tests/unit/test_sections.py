@@ -12,12 +12,14 @@ import pytest
 
 from memgauge import sections
 from memgauge.gate import judge, parse_budget
-from memgauge.model import Profile
+from memgauge.model import ImportRecord, Profile
 from memgauge.render import HtmlRenderer, MarkdownRenderer, TerminalRenderer
 from memgauge.render._sections import SECTIONS as REPORT_SECTIONS
 from memgauge.sections import SECTIONS, SectionSpec, ordered, section
 from memgauge.sections.gpu import GpuDevice
-from tests.factories import MIB, make_profile
+from memgauge.sections.torch import TorchMemory
+from memgauge.sections.training import Training
+from tests.factories import MIB, make_profile, phase
 
 KINDS = {
     "capture",
@@ -31,6 +33,7 @@ KINDS = {
     "compare",
     "compare_report",
     "page_data",
+    "shows",
 }
 
 
@@ -69,6 +72,33 @@ def test_the_report_sections_are_the_folders_report_parts_in_order() -> None:
     expected = [entry[0] for spec in SECTIONS for entry in spec.part("report") or ()]
     assert [entry.id for entry in REPORT_SECTIONS.entries()] == expected
     assert expected == ["torch", "training", "phase-io", "gpu"]
+
+
+def _variants() -> dict[str, Profile]:
+    """A profile with nothing for any section, and one with each thing some section reports."""
+    out = {name: make_profile() for name in ("bare", "torch", "gpu", "steps", "jax", "io")}
+    out["torch"].torch = TorchMemory(mode="summary", pid=1, peak_bytes=64 * MIB)
+    out["gpu"].gpu = [GpuDevice(index=0, name="fake", total_bytes=80 << 30, reserved_peak=300 * MIB)]
+    out["steps"].training = Training(steps=12, steps_per_second=3.0, bound="compute")
+    out["jax"].imports = [ImportRecord(1, "jax", 0.1, 0.5, 40 * MIB, 0.4, 30 * MIB)]
+    io = phase("load", 0.0, 1.0, 10 * MIB)
+    io.rchar, io.wchar, io.read_bytes, io.write_bytes = 5 * MIB, 0, 4 * MIB, 0
+    out["io"].phases = [io]
+    return out
+
+
+@pytest.mark.parametrize("spec", SECTIONS, ids=lambda s: s.name)
+def test_a_section_that_says_it_has_nothing_to_show_builds_nothing(spec: SectionSpec) -> None:
+    # the report leaves out, unimported, the folders whose "shows" says no: it must never say no
+    # where one of the folder's builders has something
+    shown = set()
+    for name, profile in _variants().items():
+        built = [build(profile) for _, _, build in spec.part("report")]
+        if not spec.shows(profile):
+            assert all(b is None for b in built), name
+        elif any(b is not None for b in built):
+            shown.add(name)
+    assert "bare" not in shown and shown, "no variant exercised the section"
 
 
 def test_a_sections_budget_metric_is_judged_by_its_part() -> None:

@@ -67,10 +67,14 @@ class Format:
         fit: Callable[[FitRecord, Look], str] | None = None,
         plan: Callable[[PlanRecord, Look], str] | None = None,
         verdict: Callable[[Judged, Look], str] | None = None,
+        loads: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.suffix = suffix
         self.page = page
+        # the modules its profile renderer imports: ``memgauge run`` loads them while the program
+        # runs (``RunOptions.prewarm``), not after it, where rich alone adds ~30 ms to the run
+        self.loads = loads
         self.profile = profile
         self.comparison = comparison
         self.sweep = sweep
@@ -232,6 +236,7 @@ FORMATS: dict[str, Format] = {
             fit=_terminal_fit,
             plan=_terminal_plan,
             verdict=_terminal_verdict,
+            loads=("memgauge.render._terminal",),
         ),
         Format("md", ".md", profile=_markdown_profile, comparison=_markdown_comparison, plan=_markdown_plan),
         Format(
@@ -255,6 +260,7 @@ FORMATS: dict[str, Format] = {
             sweep=_html_sweep,
             fit=_html_fit,
             plan=_html_plan,
+            loads=("memgauge.render._html",),
         ),
     )
 }

@@ -101,6 +101,8 @@ class RunPlan:
         sandbox_plan = getattr(args, "sandbox", None)
         if sandbox_plan is not None:
             self.options.sandbox = _sandbox(sandbox_plan)
+        shown = () if self.quiet else FORMATS["terminal"].loads
+        self.options.prewarm = (*shown, *(PAGE.loads if self.html_path else ()))
 
     def _gpu_snapshot(self, path: str, entries: int) -> None:
         """--gpu-snapshot: the program records torch's memory history and dumps it to ``path``

@@ -186,12 +186,14 @@ class Registry:
     gives the entries that come before those registered here, read at each report (the section
     folders' report parts: a section registered in ``memgauge.sections`` is in the next report)."""
 
-    def __init__(self, first: Callable[[], list[Entry]] | None = None) -> None:
+    def __init__(self, first: Callable[[Profile | None], list[Entry]] | None = None) -> None:
         self._entries: list[Entry] = []
-        self._first = first or list
+        self._first = first or (lambda _: [])
 
-    def entries(self) -> list[Entry]:
-        return [*self._first(), *self._entries]
+    def entries(self, profile: Profile | None = None) -> list[Entry]:
+        """Every entry; given a ``profile``, ``first`` may leave out those with nothing to say
+        about it (a section folder's, without importing its builders)."""
+        return [*self._first(profile), *self._entries]
 
     def register(self, id: str, nav: str | None, build: Build) -> None:
         if any(e.id == id for e in self.entries()):
@@ -213,7 +215,7 @@ class Registry:
     def built(self, profile: Profile) -> list[tuple[Entry, Section]]:
         """Each section with something to say about ``profile``, in order."""
         out = []
-        for entry in self.entries():
+        for entry in self.entries(profile):
             section = entry.build(profile)
             if section is not None and section.blocks:
                 out.append((entry, section))

@@ -209,7 +209,7 @@ def _data(p: Profile) -> dict[str, Any]:
     for spec in SECTION_FOLDERS:
         # each section's charts' data, by its name, only where it has some (torch: where there
         # are torch figures; training: timed steps): the data of every other page stays as it was
-        page_data = spec.part("page_data")
+        page_data = spec.part("page_data") if spec.shows(p) else None
         value = page_data(p) if page_data is not None else None
         if value is not None:
             data[spec.name] = value

@@ -70,6 +70,9 @@ class RunOptions:
         # when memgauge's process started (monotonic; ``process_started``): its start-up is then
         # this run's, timed in the profile; None for a run made by a longer-lived process
         self.process_start: float | None = None
+        # modules the caller uses once the run is over (the report's renderer), loaded beside
+        # the assembly's while the program runs rather than after it (``_overhead.prewarm``)
+        self.prewarm: tuple[str, ...] = ()
 
     def isolation(self) -> Isolation:
         """What stands between the program and the host: the sandbox the plan describes, else

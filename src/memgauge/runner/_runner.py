@@ -27,7 +27,7 @@ from memgauge.capture import AUTOSTART_DIR
 from memgauge.isolation import HardLimits
 from memgauge.runner._ahead import take_group_ahead
 from memgauge.runner._options import RunOptions
-from memgauge.runner._overhead import overhead_of, own_process_cpu, prewarm
+from memgauge.runner._overhead import no_wait, overhead_of, own_process_cpu, prewarm
 from memgauge.runner._run_records import record_enforcement, record_group_counters
 from memgauge.runner._state import RunState
 from memgauge.runner._target import Target
@@ -275,11 +275,12 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             watcher.exclude(outside.pid)
             # python: the bootstrap under this interpreter, exec'd already
             outside.start(child.pid, python=target.kind != "command")
+        warming = no_wait
         try:
             watcher.sample()  # at once: a program may not live long
             # the sections' watches (NVML's thread polls the GPUs) while the program runs
             watches = start_watches(watching, child.pid)
-            prewarm()
+            warming = prewarm(options.prewarm)
             watch(state, watcher, builder, limits, isolation, clock, t0)
         except BaseException:
             # the measurement broke, the program did not: let it finish as if run directly
@@ -288,6 +289,10 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
             if not state.main_done:
                 _wait_for(child.pid)
             raise
+        finally:
+            # before this thread imports anything of its own (``prewarm``), and before an error
+            # ends the interpreter under a thread still importing
+            warming()
         wall = state.reaped[child.pid].at
         reaped = spawned + wall
         watched = stop_watches(watches)
@@ -297,9 +302,9 @@ def run_program(target: Target, options: RunOptions | None = None) -> Profile:
         if outside is not None:
             line_sampler = outside.finish()
             _outside_cpu(state, outside)
-        # loaded by prewarm's thread while the program ran (this waits for it where it has not
-        # finished): imported in the main loop, it left a gap in the samples (~130 ms uncompiled,
-        # where PYTHONDONTWRITEBYTECODE is set) that a short-lived child fell into
+        # loaded by prewarm's thread while the program ran (joined above): imported in the main
+        # loop, it left a gap in the samples (~130 ms uncompiled, where PYTHONDONTWRITEBYTECODE is
+        # set) that a short-lived child fell into
         from memgauge.runner._assemble import assemble_profile
 
         with isolation.reading_as_program():

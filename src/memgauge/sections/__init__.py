@@ -54,6 +54,12 @@ class SectionSpec:
         self.sources = sources
         self.package = package or f"{__name__}.{name}"  # another package: a section outside memgauge
 
+    def shows(self, profile: Any) -> bool:
+        """Whether the section may have something to report on ``profile`` (its "shows" part, a
+        cheap test that imports none of its analyses); True where it has no such part."""
+        test = self.part("shows")
+        return True if test is None else bool(test(profile))
+
     def part(self, kind: str) -> Any:
         """The part of ``kind``, imported on first use; None where the section has none."""
         ref = self.parts.get(kind)
@@ -73,6 +79,7 @@ SECTIONS: list[SectionSpec] = [
         parts={
             "assemble": "_assemble:assemble_torch",
             "report": "_report:REPORT",
+            "shows": "_shows:shows",
             "record": "_record:read_part",
             "block": "_inprocess:BlockTorch",
             "capture": "_capture:install",
@@ -89,6 +96,7 @@ SECTIONS: list[SectionSpec] = [
         parts={
             "assemble": "_assemble:assemble_training",
             "report": "_report:REPORT",
+            "shows": "_shows:shows",
             "budget": "_budget:",
             "record": "_record:read_part",
             "block": "_inprocess:BlockTraining",
@@ -107,6 +115,7 @@ SECTIONS: list[SectionSpec] = [
         parts={
             "assemble": "_assemble:assemble_gpu_part",
             "report": "_report:REPORT",
+            "shows": "_shows:shows",
             "budget": "_budget:",
             "record": "_record:read_part",
             "block": "_inprocess:BlockGpu",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from memgauge.model import Profile
 from memgauge.sections.training._analysis_peaks import known_peak
 from memgauge.sections.training._record import Training, TrainingCounter, TrainingStat, TrainingStep
+from memgauge.sections.training._shows import UNFOLLOWED
 
 # a leading step this much slower than the steady median is warm-up (compilation, autotuning,
 # lazy allocation); the steady median is taken over the second half of the steps
@@ -249,10 +250,6 @@ def training_figures(t: Training) -> tuple[TrainingFigure, ...]:
     rows += [TrainingFigure(f"{c.kind} events", c.count, "count") for c in t.counters]
     rows += [TrainingFigure(f"{c.kind}/s", c.per_second, "per_second") for c in t.counters]
     return tuple(r for r in rows if r.value is not None)
-
-
-# frameworks whose loops memgauge cannot follow: it hooks torch alone (docs/frameworks.md)
-UNFOLLOWED = ("jax", "tensorflow")
 
 
 def training_loop(profile: Profile) -> Training | None:
