@@ -14,7 +14,13 @@ from rich.cells import cell_len
 
 from memgauge.analysis._sweep import SweepAnalysis, analyze
 from memgauge.model._sweep import PhaseSummary, Point, RunSummary, SweepResult, Value
-from memgauge.render import HtmlSweepRenderer, JsonSweepRenderer, TerminalSweepRenderer, sweep_json
+from memgauge.render import (
+    HtmlSweepRenderer,
+    JsonSweepRenderer,
+    MarkdownSweepRenderer,
+    TerminalSweepRenderer,
+    sweep_json,
+)
 from memgauge.render._html_page import asset
 from memgauge.render._sweep_words import format_metric, format_range, metric_label
 from tests.golden_check import check_golden
@@ -483,3 +489,22 @@ def test_html_golden(name: str) -> None:
         "sweep-small": small_analysis,
     }
     check_golden(f"{name}.html", _without_assets(HtmlSweepRenderer().render(analyses[name]())))
+
+
+# -- Markdown -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["sweep", "sweep-troubles"])
+def test_markdown_golden(name: str) -> None:
+    a = synthetic_analysis() if name == "sweep" else troubled_analysis()
+    check_golden(f"{name}.md", MarkdownSweepRenderer().render(a))
+
+
+def test_markdown_has_the_terminals_tables_with_every_column(analysis: SweepAnalysis) -> None:
+    md = MarkdownSweepRenderer().render(analysis)
+    assert md.startswith("### memgauge sweep `python train.py --epochs 3`\n\n")
+    assert "| N | MODEL | peak | peak min\u2013max | wall | CPU | exit | items |" in md
+    assert "| metric | with | law | fit | R² | RMS error | runner-up (ΔAICc) |" in md
+    # the figures that answer are bold, as on the terminal
+    assert "| rss=512MiB | MODEL=linear | **N = 48,790** | 505 MiB |" in md
+    assert "**OVER**" in md and "left out to fit the width" not in md
