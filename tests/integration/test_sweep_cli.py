@@ -280,6 +280,15 @@ def test_load_reanalyses_a_record_without_running(tmp_path: Path) -> None:
     assert law(again, "rss")["law"] == law(first, "rss")["law"] == "linear"
     assert prediction(again, "rss")["x"] == 800
     assert again["points"] == first["points"]
+    # the same record as Markdown: the report's tables, no rich console in it
+    md = tmp_path / "report.md"
+    args = ["--load", str(record), "--predict", "N=800", "--format", "md", "-o", str(md)]
+    proc = subprocess.run([sys.executable, "-m", "memgauge", "sweep", *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        md.read_text().startswith("### memgauge sweep `")
+        and "**predictions at N=800 (95% interval)**" in md.read_text()
+    )
 
 
 def test_html_report_is_written(tmp_path: Path) -> None:

@@ -214,3 +214,74 @@ def test_lines_of_figures_break_between_their_parts_and_join_where_there_is_no_w
     )
     assert "\n\n- part one, part two\n- part three\n\nmemory `  ▂█▄ ` 0 to 4 B over 1 s" in markdown
     assert "<h3>report <code>run x</code></h3>" in wide["html"] and "<strong>1.0 GiB</strong>" in wide["html"]
+
+
+def _toned(profile: Profile) -> Section:
+    columns = (Column("[b]size", "words"), Column("peak"), Column("spread"), Column("note", "words"))
+    table = Table(
+        "",
+        columns,
+        (("small", "1.0 GiB", "0.9-1.1 GiB", "fits"), ("large", "4.0 GiB", "3.9-4.1 GiB", "")),
+        optional=("spread",),
+        tones=(("", "strong", "", "good"), ("", "bad", "dim", "warn")),
+    )
+    program = Paragraph("  run 2 (exit 1): MemoryError: a long line the program printed", "bad", cut=True)
+    return Section("toned", (table, program))
+
+
+def test_a_cell_has_its_tone_in_every_format_and_a_quoted_line_is_cut_at_the_width() -> None:
+    with SECTIONS.extra("toned", None, _toned):
+        wide = _formats(make_profile())
+        narrow = TerminalRenderer(width=30).render(make_profile())
+        coloured = TerminalRenderer(width=100, color=True).render(make_profile())
+    # a header is never markup, and an empty cell keeps no mark of its tone
+    assert "[b]size     peak       spread  note\n" in wide["terminal"]
+    assert "| small | **1.0 GiB** | 0.9-1.1 GiB | fits |" in wide["markdown"]
+    assert "| large | **4.0 GiB** | 0.9" not in wide["markdown"]
+    assert '<td class="num" data-v="1.0 GiB"><b>1.0 GiB</b></td>' in wide["html"]
+    assert (
+        '<span class="good">fits</span>' in wide["html"]
+        and '<span class="na">3.9-4.1 GiB</span>' in wide["html"]
+    )
+    assert "\x1b[1m1.0 GiB" in coloured and "\x1b[32mfits" in coloured and "\x1b[2m3.9-4.1 GiB" in coloured
+    # the quoted line: whole where there is no width, one line cut with an ellipsis on the terminal
+    assert "MemoryError: a long line the program printed" in wide["markdown"]
+    assert "  run 2 (exit 1): MemoryError…\n" in narrow
+
+
+def _phases_wide(profile: Profile) -> Section:
+    names = ("load", "fit", "save")
+    columns = (Column("N"), *(Column(f"{n} peak / time", short=n) for n in names))
+    row = ("1000", *("40.0 MiB / 200 ms" for _ in names))
+    table = Table(
+        "", columns, (row,), optional=("save peak / time", "fit peak / time"), left_out="left out here"
+    )
+    return Section("wide", (table,))
+
+
+def test_the_terminal_says_which_columns_it_left_out_where_asked() -> None:
+    with SECTIONS.extra("wide", None, _phases_wide):
+        wide = TerminalRenderer(width=100).render(make_profile())
+        narrow = TerminalRenderer(width=30).render(make_profile())
+        markdown = MarkdownRenderer().render(make_profile())
+    assert "save peak / time" in wide and "left out here" not in wide
+    assert "   N   load peak / time\n1000  40.0 MiB / 200 ms\n  left out here: fit, save\n" in narrow
+    assert "left out" not in markdown and "| save peak / time |" in markdown
+
+
+def _second_chance(profile: Profile) -> Section:
+    columns = (Column("name", "words"), Column("wide figure"), Column("b"))
+    rows = (("x", "1,234,567,890,123", "2"),)
+    return Section("chance", (Table("", columns, rows, optional=("b", "wide figure"), second_chance=True),))
+
+
+def test_a_second_chance_takes_back_a_column_a_later_one_made_room_for() -> None:
+    with SECTIONS.extra("chance", None, _second_chance):
+        narrow = TerminalRenderer(width=20).render(make_profile())
+    # "b" went first, then "wide figure" too; without it, "b" fits again and is taken back
+    assert "name  b\nx     2\n" in narrow
+
+
+def test_a_tone_for_each_cell_or_none() -> None:
+    with pytest.raises(ValueError, match="a tone for each cell"):
+        Table("", (Column("a"), Column("b")), (("1", "2"),), tones=(("",),))

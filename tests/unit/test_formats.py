@@ -76,7 +76,7 @@ def test_no_command_module_picks_a_renderer_or_a_format_list_of_its_own() -> Non
 
 def test_the_table_names_each_kind_and_the_formats_print_what_they_say() -> None:
     assert set(KINDS) == {"profile", "comparison", "sweep", "fit", "plan", "verdict"}
-    assert names("profile") == ["terminal", "md", "json"] and names("sweep") == ["terminal", "json"]
+    assert names("profile") == ["terminal", "md", "json"] and names("sweep") == ["terminal", "md", "json"]
     assert names("verdict") == ["terminal", "json", "bmf"] and "html" not in names("plan")
     profile = make_profile(rss=300 * MIB)
     look = Look(width=80)
@@ -96,7 +96,7 @@ def test_the_table_names_each_kind_and_the_formats_print_what_they_say() -> None
 def test_a_kind_without_the_format_is_a_usage_error_and_records_take_the_json_suffix() -> None:
     from memgauge._errors import UsageError
 
-    with pytest.raises(UsageError, match="no md format"):
-        need(FORMATS["md"].sweep, "md")
+    with pytest.raises(UsageError, match="no bmf format"):
+        need(FORMATS["bmf"].sweep, "bmf")
     assert default_profile_path("x").endswith(FORMATS["json"].suffix)
     assert {f.suffix for f in FORMATS.values()} == {".txt", ".md", ".json", ".html"}

@@ -14,7 +14,14 @@ from rich.cells import cell_len
 
 from memgauge.analysis._sweep import SweepAnalysis, analyze
 from memgauge.model._sweep import PhaseSummary, Point, RunSummary, SweepResult, Value
-from memgauge.render import HtmlSweepRenderer, JsonSweepRenderer, TerminalSweepRenderer, sweep_json
+from memgauge.render import (
+    HtmlSweepRenderer,
+    JsonSweepRenderer,
+    MarkdownSweepRenderer,
+    TerminalSweepRenderer,
+    sweep_json,
+)
+from memgauge.render._html_page import asset
 from memgauge.render._sweep_words import format_metric, format_range, metric_label
 from tests.golden_check import check_golden
 from tests.sweep_synthetic import (
@@ -426,3 +433,78 @@ def test_metric_labels() -> None:
     assert format_range("rss", -math.inf, math.inf) == "unbounded"
     assert format_range("wall", 0.5, 2.0) == "500 ms\u20132.00 s"
     assert synthetic_worker_sweep().varied() == ["WORKERS"]
+
+
+# -- golden files of the page and of the troubles -----------------------------------------------------
+
+
+def troubled_analysis() -> SweepAnalysis:
+    """Every branch the reports word: failed and unmeasured runs, an interrupted sweep, a point
+    never run, an unsupported prediction, and the budget's statuses (none fits, binding)."""
+    result = synthetic_sweep()
+    result.complete = False
+    run = result.points[0].runs[1]
+    result.points[0].runs[1] = dataclasses.replace(
+        run, ok=False, exit="killed by the OOM killer", output_tail="Traceback\n  MemoryError: [bold]x\n"
+    )
+    result.points[1].runs[1] = RunSummary(ok=False, exit="not measured", error="no profile")
+    result.points.append(Point({"N": 16000, "MODEL": "linear"}, []))
+    limits = [("rss", 512 * MIB, "rss=512MiB"), ("wall", 5.0, "wall=5s"), ("rss", 20 * MIB, "rss=20MiB")]
+    return analyze(result, predict_at=("N", 2_000_000.0, {"MODEL": "linear"}), limits=limits)
+
+
+def _without_assets(html: str) -> str:
+    """The page less its inlined stylesheet, Chart.js and page script: the same on every page, and
+    not the sweep report's."""
+    for name in ("report.css", "chart.umd.min.js", "report.js"):
+        html = html.replace(asset(name), f"[{name}]")
+    return html
+
+
+@pytest.mark.parametrize("width", [100, 60])
+def test_terminal_golden_troubles(width: int) -> None:
+    out = TerminalSweepRenderer(width=width).render(troubled_analysis())
+    check_golden(f"sweep-troubles-{width}.txt", out)
+
+
+def small_analysis() -> SweepAnalysis:
+    """Two sizes: too few for a law, so the budget's largest size is unknown."""
+    two = SweepResult(["p"], {"N": [10, 20]}, 1, "local", None)
+    # not through zero: an intercept of zero would be written as its rounding error
+    runs = {n: [RunSummary(ok=True, exit="exit 0", rss_bytes=(30 + n) * MIB)] for n in (10, 20)}
+    two.points = [Point({"N": n}, r) for n, r in runs.items()]
+    return analyze(two, limits=[("rss", 512 * MIB, "rss=512MiB")])
+
+
+def test_terminal_golden_small() -> None:
+    check_golden("sweep-small-80.txt", TerminalSweepRenderer(width=80).render(small_analysis()))
+
+
+@pytest.mark.parametrize("name", ["sweep", "sweep-workers", "sweep-troubles", "sweep-small"])
+def test_html_golden(name: str) -> None:
+    analyses = {
+        "sweep": synthetic_analysis,
+        "sweep-workers": synthetic_worker_analysis,
+        "sweep-troubles": troubled_analysis,
+        "sweep-small": small_analysis,
+    }
+    check_golden(f"{name}.html", _without_assets(HtmlSweepRenderer().render(analyses[name]())))
+
+
+# -- Markdown -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["sweep", "sweep-troubles"])
+def test_markdown_golden(name: str) -> None:
+    a = synthetic_analysis() if name == "sweep" else troubled_analysis()
+    check_golden(f"{name}.md", MarkdownSweepRenderer().render(a))
+
+
+def test_markdown_has_the_terminals_tables_with_every_column(analysis: SweepAnalysis) -> None:
+    md = MarkdownSweepRenderer().render(analysis)
+    assert md.startswith("### memgauge sweep `python train.py --epochs 3`\n\n")
+    assert "| N | MODEL | peak | peak min\u2013max | wall | CPU | exit | items |" in md
+    assert "| metric | with | law | fit | R² | RMS error | runner-up (ΔAICc) |" in md
+    # the figures that answer are bold, as on the terminal
+    assert "| rss=512MiB | MODEL=linear | **N = 48,790** | 505 MiB |" in md
+    assert "**OVER**" in md and "left out to fit the width" not in md

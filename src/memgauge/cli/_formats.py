@@ -148,6 +148,12 @@ def _terminal_sweep(a: SweepAnalysis, look: Look) -> str:
     return TerminalSweepRenderer(width=look.width, color=look.color).render(a)
 
 
+def _markdown_sweep(a: SweepAnalysis, look: Look) -> str:
+    from memgauge.render import MarkdownSweepRenderer
+
+    return MarkdownSweepRenderer().render(a)
+
+
 def _json_sweep(a: SweepAnalysis, look: Look) -> str:
     from memgauge.render import JsonSweepRenderer
 
@@ -238,7 +244,14 @@ FORMATS: dict[str, Format] = {
             verdict=_terminal_verdict,
             loads=("memgauge.render._terminal",),
         ),
-        Format("md", ".md", profile=_markdown_profile, comparison=_markdown_comparison, plan=_markdown_plan),
+        Format(
+            "md",
+            ".md",
+            profile=_markdown_profile,
+            comparison=_markdown_comparison,
+            sweep=_markdown_sweep,
+            plan=_markdown_plan,
+        ),
         Format(
             "json",
             ".json",

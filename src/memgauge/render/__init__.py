@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         TerminalRemediesRenderer,
     )
     from memgauge.render._sweep_json import JsonSweepRenderer, sweep_json
+    from memgauge.render._sweep_markdown import MarkdownSweepRenderer
     from memgauge.render._sweep_terminal import TerminalSweepRenderer
     from memgauge.render._terminal import TerminalRenderer
 
@@ -79,6 +80,7 @@ _NAMES = {
     "MarkdownPlanRenderer": "_plan",
     "MarkdownRemediesRenderer": "_remedies_text",
     "MarkdownRenderer": "_markdown",
+    "MarkdownSweepRenderer": "_sweep_markdown",
     "md_row": "_format",
     "md_text": "_format",
     "MISSING": "_format",
@@ -125,6 +127,7 @@ __all__ = [
     "MarkdownPlanRenderer",
     "MarkdownRemediesRenderer",
     "MarkdownRenderer",
+    "MarkdownSweepRenderer",
     "Paragraph",
     "Part",
     "Renderer",

@@ -48,6 +48,8 @@ class Column:
     # the cell that stands for a missing value in a ``code`` column ("(unknown)"): set as words,
     # not as code, where a format can tell them apart
     absent: str = ""
+    # what the terminal's note of the columns it left out calls it (a table's ``left_out``)
+    short: str = ""
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,15 @@ class Table:
     # a tree's rows: how deep each row's first cell is nested (a phase inside another), shown as
     # each format indents; empty: a flat table
     depths: tuple[int, ...] = ()
+    # each cell's tone (a failure's "bad", the figure that answers "strong"), row by row; empty:
+    # none has one
+    tones: tuple[tuple[CellTone, ...], ...] = ()
+    # the terminal takes back an optional column left out where one left out after it made room
+    # (``Layout.fit``'s): where each is as good as another (a sweep's metrics)
+    second_chance: bool = False
+    # where set, the terminal says after the table which optional columns it left out, after
+    # these words ("left out to fit the width"), each by its column's ``short``
+    left_out: str = ""
 
     def __post_init__(self) -> None:
         for row in self.rows:
@@ -72,6 +83,8 @@ class Table:
                 raise ValueError(f"a row of {len(row)} cells under {len(self.columns)} columns")
         if self.depths and len(self.depths) != len(self.rows):
             raise ValueError(f"{len(self.depths)} depths for {len(self.rows)} rows")
+        if self.tones and [len(t) for t in self.tones] != [len(r) for r in self.rows]:
+            raise ValueError("a tone for each cell of each row, or none")
 
 
 @dataclass(frozen=True)
@@ -127,6 +140,8 @@ class Paragraph:
     text: str
     tone: Tone = ""
     anchor: str = ""  # the page's id for it
+    # one line, never wrapped: cut at the terminal's width (a program's own line, quoted)
+    cut: bool = False
 
 
 @dataclass(frozen=True)
@@ -220,3 +235,7 @@ class Registry:
             if section is not None and section.blocks:
                 out.append((entry, section))
         return out
+
+
+# a table cell's tone: a span's (``SpanTone``) or a caution's ("warn")
+CellTone = Literal["", "strong", "figure", "good", "bad", "warn", "dim", "code"]

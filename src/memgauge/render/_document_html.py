@@ -86,6 +86,8 @@ def _table(block: Table) -> str:
         # a nested row's first cell indented by non-breaking spaces, which HTML keeps
         cells = ("\u00a0\u00a0" * depth + row[0], *row[1:]) if row else row
         rows.append([_cell(c, v) for c, v in zip(block.columns, cells, strict=True)])
+    for shown, tones in zip(rows, block.tones, strict=False):
+        shown[:] = [_toned(cell, tone) for cell, tone in zip(shown, tones, strict=True)]
     return table(headers, rows, cls=block.cls)
 
 
@@ -101,3 +103,16 @@ def _finding(finding: Finding) -> str:
         f'<div class="advice" data-kind="{esc(finding.kind)}"><h3>{esc(finding.title)}{where}</h3>'
         f'<table class="evidence">{figures}</table><p>{esc(finding.detail)}</p></div>'
     )
+
+
+# a cell's tone on the page: bold, or the stylesheet's class
+_CELL = {"strong": "b", "figure": "b", "good": "good", "bad": "bad", "warn": "bad", "dim": "na"}
+
+
+def _toned(cell: Cell, tone: str) -> Cell:
+    mark = _CELL.get(tone)
+    if mark is None or not cell.html:
+        return cell
+    if mark == "b":
+        return Cell(f"<b>{cell.html}</b>", cell.sort)
+    return Cell(f'<span class="{mark}">{cell.html}</span>', cell.sort)

@@ -95,6 +95,8 @@ def _table(table: Table) -> list[list[str]]:
     blocks = [[f"**{md_text(table.title)}**"]] if table.title else []
     aligns = ["---:" if c.role == "figure" else ":---" for c in table.columns]
     rows = [[_cell(c, cell) for c, cell in zip(table.columns, row, strict=True)] for row in table.rows]
+    for row, tones in zip(rows, table.tones, strict=False):
+        row[:] = [_toned(cell, tone) for cell, tone in zip(row, tones, strict=True)]
     for row, depth in zip(rows, table.depths, strict=False):
         if depth > 0:  # Markdown drops leading spaces: non-breaking ones, then an arrow
             row[0] = "&nbsp;" * 4 * (depth - 1) + "↳ " + row[0]
@@ -111,3 +113,8 @@ def _finding(finding: Finding) -> list[str]:
     if finding.detail:
         lines += ["", f"  {md_text(finding.detail)}"]
     return lines
+
+
+def _toned(cell: str, tone: str) -> str:
+    """A cell bold where the terminal's is (an empty one stays empty: ``****`` is no bold)."""
+    return f"**{cell}**" if tone in _BOLD and cell else cell

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import textwrap
 
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
+from rich.table import Table as RichTable
 from rich.text import Text
 
 from memgauge.analysis import sparkline
@@ -33,22 +34,23 @@ _GLUE = "\x00"
 def table_layout(table: Table, width: int) -> Layout:
     layout = Layout(width, table.title or None)
     for c in table.columns:
+        header = Text(c.header)  # never markup: a header may be a name from the record
         if c.role == "name":
-            layout.name(c.header, most=c.most, least=c.least)
+            layout.name(header, most=c.most, least=c.least)
         elif c.role == "rest":
-            layout.rest(c.header, least=c.least, removable=not c.keep)
+            layout.rest(header, least=c.least, removable=not c.keep)
         elif c.role == "words":
-            layout.words(c.header)
+            layout.words(header)
         elif c.role == "path":
-            layout.path(c.header, most=c.most or 48, least=c.least)
+            layout.path(header, most=c.most or 48, least=c.least)
         elif c.role == "label":
-            layout.figure(c.header, justify="left", least=c.width)
+            layout.figure(header, justify="left", least=c.width)
         else:
-            layout.figure(c.header, least=c.width)
-    styles = ["dim" if c.dim else "" for c in table.columns]
+            layout.figure(header, least=c.width)
     depths = table.depths or (0,) * len(table.rows)
-    for row, depth in zip(table.rows, depths, strict=True):
+    for i, (row, depth) in enumerate(zip(table.rows, depths, strict=True)):
         cells = ("  " * depth + row[0], *row[1:]) if row else row
+        styles = _cell_styles(table, i)
         layout.add_row(*(Text(cell, style=style) for cell, style in zip(cells, styles, strict=True)))
     return layout
 
@@ -67,13 +69,16 @@ def print_section(out: Console, section: Section, width: int) -> None:
 def _form(block: Block, width: int) -> RenderableType:
     if isinstance(block, Table):
         layout = table_layout(block, width)
-        return layout.fit(layout.named(*block.optional))
+        fitted = layout.fit(layout.named(*block.optional), second_chance=block.second_chance)
+        return _said_left_out(block, fitted)
     if isinstance(block, Heading):
         return _heading(block)
     if isinstance(block, Line):
         return wrapped(_parts(block), width, indent=block.indent)
     if isinstance(block, Sparkline):
         return _sparkline(block, width)
+    if isinstance(block, Paragraph) and block.cut:
+        return _cut(block, width)
     if isinstance(block, Paragraph):
         return Text(block.text, style=_STYLE[block.tone])
     raise TypeError(f"no terminal form for {block!r}")
@@ -132,3 +137,24 @@ def _finding(out: Console, finding: Finding, width: int) -> None:
             break_on_hyphens=False,
         )
         out.print(Text("\n".join(lines).replace(_GLUE, " "), style=style), overflow="fold")
+
+
+def _cell_styles(table: Table, row: int) -> list[str]:
+    """A row's cells' styles: each cell's tone, or its column's dimming."""
+    if table.tones:
+        return [_SPAN_STYLE[tone] for tone in table.tones[row]]
+    return ["dim" if c.dim else "" for c in table.columns]
+
+
+def _said_left_out(block: Table, fitted: RichTable) -> RenderableType:
+    """The table, and where its ``left_out`` asks for it, which optional columns it left out."""
+    shown = {str(c.header) for c in fitted.columns}
+    left = [c.short for c in block.columns if c.header in block.optional and c.header not in shown]
+    if not (block.left_out and left):
+        return fitted
+    return Group(fitted, Text(f"  {block.left_out}: {', '.join(left)}", style="dim"))
+
+
+def _cut(block: Paragraph, width: int) -> Text:
+    line = block.text if len(block.text) <= width else block.text[: width - 1] + "…"
+    return Text(line, style=_STYLE[block.tone], no_wrap=True, overflow="ignore")

@@ -178,7 +178,7 @@ class Layout:
 
     def named(self, *headers: str) -> list[Column]:
         """The columns with these headers, in this order (an absent one is skipped)."""
-        found = [next((c for c in self.table.columns if c.header == h), None) for h in headers]
+        found = [next((c for c in self.table.columns if str(c.header) == h), None) for h in headers]
         return [c for c in found if c is not None]
 
     # -- fitting ------------------------------------------------------------------------------------
