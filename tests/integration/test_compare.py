@@ -31,8 +31,15 @@ from memgauge.model._profile import (
     Profile,
     load_profile,
 )
-from memgauge.render import MarkdownComparisonRenderer, TerminalComparisonRenderer, comparison_headline
+from memgauge.render import (
+    HtmlComparisonRenderer,
+    MarkdownComparisonRenderer,
+    TerminalComparisonRenderer,
+    comparison_headline,
+)
 from memgauge.render._format import format_delta, format_figure, format_ratio, md_code, md_row, md_text
+from memgauge.sections.torch import TorchMemory
+from memgauge.sections.training import Training, TrainingStep, summarize_training
 from tests.conftest import MIB, PROGRAMS
 from tests.golden_check import as_another_machine, check_golden
 
@@ -553,11 +560,54 @@ def test_sections_without_data_are_left_out() -> None:
 
 # --- golden files ---------------------------------------------------------------------------------
 
+
+def _torch(params: int) -> TorchMemory:
+    roles = {"parameters": params, "gradients": params, "activations": 3 * MIB}
+    return TorchMemory(mode="summary", pid=1, peak_bytes=sum(roles.values()), peak_by_role=roles)
+
+
+def _training(seconds: list[float]) -> Training:
+    """A slow first step (warm-up), then ``seconds``, each waiting a tenth of its time."""
+    rows, end = [], 0.0
+    for i, s in enumerate([10 * seconds[0], *seconds]):
+        end += s
+        rows.append(TrainingStep(i, end, s, wait_seconds=s / 10, samples=8, kind="optimizer"))
+    return summarize_training(rows, fetches=len(rows))
+
+
+def with_sections() -> Comparison:
+    """Two runs with the torch and training sections' parts, a third with neither."""
+    small = mlp()
+    small.torch, small.training = _torch(10 * MIB), _training([0.5, 0.52, 0.48, 0.5] * 5)
+    large = mlp_fixed()
+    large.torch, large.training = _torch(40 * MIB), _training([0.25, 0.26, 0.24, 0.25] * 5)
+    return compare([small, large, linear()], ["small", "large", "plain"], cwd=FAKE_CWD)
+
+
+def _page_body(page: str) -> str:
+    """The page without its stylesheet and scripts (the assets, which change on their own): its
+    header, sections and data."""
+    return page[page.index("<body>") : page.index("<script>\n")]
+
+
 CASES: dict[str, Callable[[], str]] = {
     "compare-100.txt": lambda: TerminalComparisonRenderer(width=100).render(two()),
     "compare.md": lambda: MarkdownComparisonRenderer().render(two()),
     "compare3-100.txt": lambda: TerminalComparisonRenderer(width=100).render(three()),
     "compare3.md": lambda: MarkdownComparisonRenderer().render(three()),
+    "compare-60.txt": lambda: TerminalComparisonRenderer(width=60).render(two()),
+    "compare3-60.txt": lambda: TerminalComparisonRenderer(width=60).render(three()),
+    "compare.html": lambda: _page_body(HtmlComparisonRenderer().render(two())),
+    "compare3.html": lambda: _page_body(HtmlComparisonRenderer().render(three())),
+    "compare-sections-100.txt": lambda: TerminalComparisonRenderer(width=100).render(with_sections()),
+    "compare-sections-60.txt": lambda: TerminalComparisonRenderer(width=60).render(with_sections()),
+    "compare-sections.md": lambda: MarkdownComparisonRenderer().render(with_sections()),
+    "compare-sections.html": lambda: _page_body(HtmlComparisonRenderer().render(with_sections())),
+    # the colours: a worse figure red, a better one green, an exit by how it ended
+    "compare3-color.txt": lambda: TerminalComparisonRenderer(width=100, color=True).render(three()),
+    "compare-sections-color.txt": lambda: TerminalComparisonRenderer(width=100, color=True).render(
+        with_sections()
+    ),
 }
 
 
@@ -566,7 +616,8 @@ def test_golden(name: str) -> None:
     check_golden(name, CASES[name]())
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+# NO_COLOR (another machine's) drops the colours, as it should
+@pytest.mark.parametrize("name", sorted(n for n in CASES if "color" not in n))
 def test_golden_does_not_depend_on_the_machine(
     name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -285,3 +285,87 @@ def test_a_second_chance_takes_back_a_column_a_later_one_made_room_for() -> None
 def test_a_tone_for_each_cell_or_none() -> None:
     with pytest.raises(ValueError, match="a tone for each cell"):
         Table("", (Column("a"), Column("b")), (("1", "2"),), tones=(("",),))
+
+
+# -- the comparison's blocks (``memgauge compare``) ------------------------------------------------
+
+
+def _compare_formats(section: Section, width: int = 100) -> dict[str, str]:
+    import io
+
+    from memgauge.render._document_html import section_part
+    from memgauge.render._document_markdown import section_blocks
+    from memgauge.render._document_terminal import print_section
+    from memgauge.render._layout import console
+
+    buf = io.StringIO()
+    print_section(console(buf, width, False), section, width)
+    markdown = "\n\n".join("\n".join(b) for b in section_blocks(section))
+    return {"terminal": buf.getvalue(), "markdown": markdown, "html": section_part(section).content}
+
+
+def _runs_side_by_side() -> Section:
+    from memgauge.render._document import Breaks, Change, Compared, Only, Runs
+
+    worse = Change("300 MiB", "+100 MiB", "1.50x", "bad", 300.0)
+    rows = ((("peak",), (Change("200 MiB", sort=200.0), worse)), (("wall",), (Change("1 s"), Change("—"))))
+    return Section(
+        "side by side",
+        (
+            Only(("markdown",), (Heading("Only in Markdown", level=3),)),
+            Only(("terminal", "html"), (Paragraph("not in Markdown"),)),
+            Runs(("a", "b"), (("exit 0", "good"), ("killed", "bad")), ("python a.py", "python b.py")),
+            Compared("figures (—: none)", (Column("figure", "label"),), ("a", "b"), rows),
+            Breaks(("first", "second"), "warn", "note: ", quote=True),
+        ),
+    )
+
+
+def test_a_block_for_some_formats_is_in_those_only() -> None:
+    shown = _compare_formats(_runs_side_by_side())
+    assert "### Only in Markdown" in shown["markdown"]
+    assert "Only in Markdown" not in shown["terminal"] + shown["html"]
+    assert "not in Markdown" in shown["terminal"] and "<p>not in Markdown</p>" in shown["html"]
+    assert "not in Markdown" not in shown["markdown"]
+
+
+def test_runs_side_by_side_have_their_changes_in_every_format() -> None:
+    shown = _compare_formats(_runs_side_by_side())
+    # the terminal: a delta and a ratio column per later run, a missing change as "—"
+    assert "figures (—: none)" in shown["terminal"]
+    assert "peak    200 MiB  300 MiB  +100 MiB  1.50x" in shown["terminal"]
+    assert "wall        1 s        —         —      —" in shown["terminal"]
+    assert (
+        "  a  exit 0  python a.py" in shown["terminal"] and "note: first\nnote: second" in shown["terminal"]
+    )
+    # Markdown: each later run's delta and ratio named after it; a paragraph of lines, quoted
+    assert "| figure | a | b | Δ b | ratio b |" in shown["markdown"]
+    assert "| peak | 200 MiB | 300 MiB | +100 MiB | 1.50x |" in shown["markdown"]
+    assert "| a (baseline) | exit 0 | `python a.py` |" in shown["markdown"]
+    assert "> note: first  \n> note: second" in shown["markdown"]
+    # the page: the change under its figure, sorted by the figure; the runs a column each
+    assert (
+        '<td class="num" data-v="300.0">300 MiB<br><small class="bad">+100 MiB · 1.50x</small></td>'
+        in (shown["html"])
+    )
+    assert '<th class="txt">a</th><th class="txt">b</th>' in shown["html"]
+    assert "<li>first</li><li>second</li>" in shown["html"] and "note:" not in shown["html"]
+
+
+def test_a_narrow_terminal_leaves_out_the_ratios_then_the_deltas() -> None:
+    from memgauge.render._document import Change, Compared
+
+    runs = ("base", "second", "third")
+    row = (
+        Change("100 MiB"),
+        Change("200 MiB", "+100 MiB", "2.00x"),
+        Change("50.0 MiB", "-50.0 MiB", "0.50x"),
+    )
+    table = Compared("", (Column("figure", "label"),), runs, ((("resident peak",), row),))
+    wide = _compare_formats(Section("", (table,)), 100)["terminal"]
+    assert "ratio" in wide and "Δ" in wide
+    narrow = _compare_formats(Section("", (table,)), 62)["terminal"]
+    assert "ratio" not in narrow and narrow.count("Δ") == 2 and "+100 MiB" in narrow
+    narrower = _compare_formats(Section("", (table,)), 58)["terminal"]
+    assert narrower.count("Δ") == 1 and "+100 MiB" not in narrower and "-50.0 MiB" in narrower
+    assert max(len(line) for line in narrower.splitlines()) <= 58

@@ -182,21 +182,12 @@ def compare(profiles, names):
 """
 
 TOY_COMPARE_REPORT = """
-from rich.text import Text
-
-from memgauge.render import Part
+from memgauge.render import Heading, Only, Paragraph, Section
 
 
-def terminal(out, c, part, width):
-    out.print(Text(f"toy compared {' and '.join(part.names)}"))
-
-
-def markdown(c, part):
-    return ["", f"### toy compared {' and '.join(part.names)}"]
-
-
-def html(c, part):
-    return Part("<p>toy compared</p>", "toy comparison")
+def section(c, part):
+    heading = Only(("markdown",), (Heading(f"toy compared {' and '.join(part.names)}", level=3),))
+    return Section("toy comparison", (heading, Paragraph(f"toy compared {' and '.join(part.names)}")))
 """
 
 
@@ -231,5 +222,5 @@ def test_a_toy_sections_compare_part_is_in_every_format_of_compare(
         sections.SECTIONS.remove(toy)
     assert c.to_dict()["toy"] == {"answered": ["a", "b"]}
     assert "toy compared a and b" in renders[0] and "### toy compared a and b" in renders[1]
-    assert '<section id="toy"><h2>toy comparison</h2>' in renders[2]
+    assert '<section id="toy"><h2>toy comparison</h2><p>toy compared a and b</p>' in renders[2]
     assert "toy" not in compare(profiles, ["a", "b"]).to_dict()

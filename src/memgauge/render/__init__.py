@@ -10,20 +10,28 @@ from memgauge._lazy import attach
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memgauge.render._base import Renderer
-    from memgauge.render._compare import (
-        MarkdownComparisonRenderer,
-        TerminalComparisonRenderer,
-        compare_rows_markdown,
-        compare_rows_terminal,
-        comparison_headline,
+    from memgauge.render._compare import MarkdownComparisonRenderer, TerminalComparisonRenderer
+    from memgauge.render._compare_document import compared_rows, comparison_headline
+    from memgauge.render._document import (
+        Block,
+        Breaks,
+        Change,
+        Chart,
+        Column,
+        Compared,
+        Heading,
+        Items,
+        Only,
+        Paragraph,
+        Section,
+        Table,
     )
-    from memgauge.render._document import Block, Chart, Column, Items, Paragraph, Section, Table
     from memgauge.render._fit_html import HtmlFitRenderer, JsonFitRenderer
     from memgauge.render._fit_terminal import TerminalFitRenderer, fit_trial_line
     from memgauge.render._format import MISSING, format_number, md_row, md_text, percent
     from memgauge.render._html import HtmlRenderer
-    from memgauge.render._html_compare import HtmlComparisonRenderer, compare_chart_data, compare_rows_html
-    from memgauge.render._html_page import Part, items, table, text
+    from memgauge.render._html_compare import HtmlComparisonRenderer, compare_chart_data
+    from memgauge.render._html_page import Part, items, text
     from memgauge.render._html_sweep import HtmlSweepRenderer
     from memgauge.render._json import JsonRenderer
     from memgauge.render._layout import Layout
@@ -53,16 +61,19 @@ if TYPE_CHECKING:
 
 _NAMES = {
     "Block": "_document",
+    "Breaks": "_document",
+    "Change": "_document",
     "Chart": "_document",
     "Column": "_document",
-    "comparison_headline": "_compare",
+    "Compared": "_document",
+    "comparison_headline": "_compare_document",
+    "compared_rows": "_compare_document",
+    "Heading": "_document",
+    "Only": "_document",
     "fit_trial_line": "_fit_terminal",
     "format_number": "_format",
     "HtmlComparisonRenderer": "_html_compare",
     "compare_chart_data": "_html_compare",
-    "compare_rows_html": "_html_compare",
-    "compare_rows_markdown": "_compare",
-    "compare_rows_terminal": "_compare",
     "HtmlFitRenderer": "_fit_html",
     "HtmlPlanRenderer": "_plan",
     "HtmlRemediesRenderer": "_remedies_html",
@@ -94,7 +105,6 @@ _NAMES = {
     "Section": "_document",
     "sweep_json": "_sweep_json",
     "Table": "_document",
-    "table": "_html_page",
     "TerminalComparisonRenderer": "_compare",
     "TerminalFitRenderer": "_fit_terminal",
     "TerminalPlanRenderer": "_plan",
@@ -108,8 +118,12 @@ _NAMES = {
 __all__ = [
     "MISSING",
     "Block",
+    "Breaks",
+    "Change",
     "Chart",
     "Column",
+    "Compared",
+    "Heading",
     "HtmlComparisonRenderer",
     "HtmlFitRenderer",
     "HtmlPlanRenderer",
@@ -128,6 +142,7 @@ __all__ = [
     "MarkdownRemediesRenderer",
     "MarkdownRenderer",
     "MarkdownSweepRenderer",
+    "Only",
     "Paragraph",
     "Part",
     "Renderer",
@@ -141,9 +156,7 @@ __all__ = [
     "TerminalRenderer",
     "TerminalSweepRenderer",
     "compare_chart_data",
-    "compare_rows_html",
-    "compare_rows_markdown",
-    "compare_rows_terminal",
+    "compared_rows",
     "comparison_headline",
     "fit_trial_line",
     "format_number",
@@ -155,7 +168,6 @@ __all__ = [
     "remedies_json",
     "remedies_section",
     "sweep_json",
-    "table",
     "text",
 ]
 

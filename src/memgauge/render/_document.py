@@ -171,7 +171,82 @@ class Chart:
     id: str
 
 
-Block = Heading | Line | Sparkline | Table | Paragraph | Items | Finding | Chart
+# -- the comparison's blocks (``memgauge compare``) ---------------------------------------------------
+
+# a format that a block of ``Only`` is for
+Format = Literal["terminal", "markdown", "html"]
+
+
+@dataclass(frozen=True)
+class Only:
+    """Blocks that only ``formats`` show: where the formats word a thing each its own way (the
+    comparison's title, a line of figures in the terminal, a heading in Markdown; the page has its
+    sections' headings) and each keeps its wording."""
+
+    formats: tuple[Format, ...]
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One run's figure in a ``Compared`` row and, for a run after the baseline, its ``delta`` and
+    ``ratio`` against it (None: none to give, "—" in the text reports); ``tone``: whether the
+    change is for the better; ``sort``: what the page sorts the cell by."""
+
+    value: str
+    delta: str | None = None
+    ratio: str | None = None
+    tone: Literal["", "good", "bad"] = ""
+    sort: float | str | None = None
+
+
+@dataclass(frozen=True)
+class Compared:
+    """Runs side by side: each row its texts under ``columns``, then a figure of each of ``runs``
+    (the baseline first); with ``changes``, each later run's change against the baseline: its
+    delta and ratio columns in the text reports (a narrow terminal leaves out the ratios, then the
+    deltas), under its figure on the page. ``title``: the terminal's title over it (Markdown and
+    the page have headings of their own); ``figures_first``: the terminal sets the texts last (a
+    line's source, cut to what is left); ``depths``: how deep each row's first text is nested;
+    ``labels``: the page's one text cell of each row in place of its texts, with its sort key (a
+    phase's name and which of its figures, sorted by the name)."""
+
+    title: str
+    columns: tuple[Column, ...]
+    runs: tuple[str, ...]
+    rows: tuple[tuple[tuple[str, ...], tuple[Change, ...]], ...]
+    changes: bool = True
+    figures_first: bool = False
+    depths: tuple[int, ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The runs compared, the baseline first: each one's name, how it ended (in a tone: "good",
+    "bad" or none) and its command; a line each in the terminal, a table's row each in Markdown,
+    a column each on the page."""
+
+    names: tuple[str, ...]
+    exits: tuple[tuple[str, SpanTone], ...]
+    commands: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Breaks:
+    """Sentences one a line: the terminal's lines in ``tone``, Markdown's lines of one paragraph
+    (``quote``: of a quote), the page's list; ``lead`` goes before each in the text reports (the
+    page has them under a heading)."""
+
+    texts: tuple[str, ...]
+    tone: Tone = ""
+    lead: str = ""
+    quote: bool = False
+
+
+Block = (
+    Heading | Line | Sparkline | Table | Paragraph | Items | Finding | Chart | Only | Compared | Runs | Breaks
+)
 
 
 @dataclass(frozen=True)
@@ -239,3 +314,11 @@ class Registry:
 
 # a table cell's tone: a span's (``SpanTone``) or a caution's ("warn")
 CellTone = Literal["", "strong", "figure", "good", "bad", "warn", "dim", "code"]
+
+
+def indented(texts: tuple[str, ...], depth: int, indent: str) -> tuple[str, ...]:
+    """A ``Compared`` row's texts, the first after ``depth`` indents (none where it is empty: a
+    row under its group's first)."""
+    if not texts or not texts[0]:
+        return texts
+    return (indent * depth + texts[0], *texts[1:])

@@ -8,13 +8,18 @@ from __future__ import annotations
 from memgauge.analysis import sparkline
 from memgauge.render._document import (
     Block,
+    Breaks,
+    Change,
     Chart,
     Column,
+    Compared,
     Finding,
     Heading,
     Items,
     Line,
+    Only,
     Paragraph,
+    Runs,
     Section,
     Span,
     Sparkline,
@@ -40,6 +45,9 @@ def section_part(section: Section) -> Part:
             parts.append(_table(block))
         elif isinstance(block, Heading):
             parts.append("" if block.text == section.heading else _heading(block))
+        elif isinstance(block, Only):
+            inner = Section(section.heading, block.blocks)
+            parts.append(section_part(inner).content if "html" in block.formats else "")
         else:
             parts.append(_form(block))
     return Part("".join(parts), section.heading, esc(section.note))
@@ -61,6 +69,8 @@ def _form(block: Block) -> str:
         return _finding(block)
     if isinstance(block, Chart):
         return f'<div class="chart"><canvas id="{esc(block.id)}"></canvas></div>'
+    if isinstance(block, Compared | Runs | Breaks):
+        return _compare_form(block)
     raise TypeError(f"no HTML form for {block!r}")
 
 
@@ -116,3 +126,41 @@ def _toned(cell: Cell, tone: str) -> Cell:
     if mark == "b":
         return Cell(f"<b>{cell.html}</b>", cell.sort)
     return Cell(f'<span class="{mark}">{cell.html}</span>', cell.sort)
+
+
+# -- the comparison's blocks ---------------------------------------------------------------------
+
+
+def _compare_form(block: Compared | Runs | Breaks) -> str:
+    if isinstance(block, Compared):
+        return _compared(block)
+    if isinstance(block, Runs):
+        # a column per run: the runs' commands are long, their names short
+        headers = [("", False)] + [(name, False) for name in block.names]
+        commands = [text("command"), *(code(command) for command in block.commands)]
+        return table(headers, [commands, [text("exit"), *(text(ended) for ended, _ in block.exits)]])
+    return items(block.texts)
+
+
+def _compared(block: Compared) -> str:
+    """A column per run, each later run's change under its figure; the texts' columns, or the
+    row's one label (indented to its depth)."""
+    texts = [("", False)] if block.labels else [(c.header, False) for c in block.columns]
+    depths = block.depths or (0,) * len(block.rows)
+    rows = []
+    for i, ((row, figures), depth) in enumerate(zip(block.rows, depths, strict=True)):
+        if block.labels:
+            label, sort = block.labels[i]
+            indent = f'<span class="indent" style="--depth:{depth}"></span>'
+            named = [Cell(indent + esc(label), sort)]
+        else:
+            named = [_cell(c, v) for c, v in zip(block.columns, row, strict=True)]
+        rows.append(named + [_change(f) for f in figures])
+    return table(texts + [(name, True) for name in block.runs], rows)
+
+
+def _change(f: Change) -> Cell:
+    if f.delta is None:
+        return Cell(esc(f.value), f.sort)
+    change = f.delta + ("" if f.ratio is None else f" · {f.ratio}")
+    return Cell(f'{esc(f.value)}<br><small class="{f.tone}">{esc(change)}</small>', f.sort)

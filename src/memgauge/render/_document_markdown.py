@@ -9,18 +9,23 @@ from __future__ import annotations
 from memgauge.analysis import sparkline
 from memgauge.render._document import (
     Block,
+    Breaks,
     Chart,
     Column,
+    Compared,
     Finding,
     Heading,
     Items,
     Line,
+    Only,
     Paragraph,
+    Runs,
     Section,
     Sparkline,
     Table,
+    indented,
 )
-from memgauge.render._format import clip, md_code, md_table, md_text
+from memgauge.render._format import MISSING, clip, md_code, md_row, md_table, md_text
 
 _BOLD = ("strong", "figure", "bad")  # a failure is bold red in the terminal: bold is what Markdown has
 
@@ -29,7 +34,9 @@ def section_blocks(section: Section) -> list[list[str]]:
     blocks: list[list[str]] = []
     items = False  # whether the last block is a list of lines' items
     for block in section.blocks:
-        if isinstance(block, Table):
+        if isinstance(block, Only):
+            blocks += section_blocks(Section("", block.blocks)) if "markdown" in block.formats else []
+        elif isinstance(block, Table):
             blocks += _table(block)
         elif isinstance(block, Line) and block.joined and blocks:
             blocks[-1][-1] += " · " + _line(block)
@@ -59,6 +66,8 @@ def _form(block: Block) -> list[str]:
         return [f"- {md_text(line)}" for line in block.texts]
     if isinstance(block, Finding):
         return _finding(block)
+    if isinstance(block, Compared | Runs | Breaks):
+        return _compare_form(block)
     raise TypeError(f"no Markdown form for {block!r}")
 
 
@@ -118,3 +127,50 @@ def _finding(finding: Finding) -> list[str]:
 def _toned(cell: str, tone: str) -> str:
     """A cell bold where the terminal's is (an empty one stays empty: ``****`` is no bold)."""
     return f"**{cell}**" if tone in _BOLD and cell else cell
+
+
+# -- the comparison's blocks ---------------------------------------------------------------------
+
+
+def _compare_form(block: Compared | Runs | Breaks) -> list[str]:
+    if isinstance(block, Compared):
+        return _compared(block)
+    if isinstance(block, Runs):
+        rows = [md_row(["profile", "exit", "command"]), md_row(["---"] * 3)]
+        for i, (name, (ended, _), command) in enumerate(
+            zip(block.names, block.exits, block.commands, strict=True)
+        ):
+            label = md_text(name) + (" (baseline)" if i == 0 else "")
+            rows.append(md_row([label, md_text(ended), md_code(command)]))
+        return rows
+    # one paragraph: a hard line break ("  ") after each line but the last
+    quote = "> " if block.quote else ""
+    return [f"{quote}{md_text(block.lead + t)}  " for t in block.texts[:-1]] + [
+        f"{quote}{md_text(block.lead + t)}".rstrip() for t in block.texts[-1:]
+    ]
+
+
+def _compared(block: Compared) -> list[str]:
+    """The texts, then the baseline's figure and each later run's with its delta and ratio."""
+    heads = [md_text(c.header) for c in block.columns] + [md_text(block.runs[0])]
+    for name in block.runs[1:]:
+        heads += (
+            [md_text(name), f"Δ {md_text(name)}", f"ratio {md_text(name)}"]
+            if block.changes
+            else [md_text(name)]
+        )
+    lines = [
+        md_row(heads),
+        md_row(["---"] * len(block.columns) + ["---:"] * (len(heads) - len(block.columns))),
+    ]
+    depths = block.depths or (0,) * len(block.rows)
+    for (texts, figures), depth in zip(block.rows, depths, strict=True):
+        # the indentation of a nested row, kept visible in a table cell
+        cells = [
+            _cell(c, t) for c, t in zip(block.columns, indented(texts, depth, "\u00a0\u00a0"), strict=True)
+        ]
+        for i, f in enumerate(figures):
+            changes = (f.delta, f.ratio) if block.changes and i > 0 else ()
+            cells += [f.value, *(MISSING if v is None else v for v in changes)]
+        lines.append(md_row(cells))
+    return lines

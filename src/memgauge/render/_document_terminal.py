@@ -7,22 +7,31 @@ from __future__ import annotations
 import textwrap
 
 from rich.console import Console, Group, RenderableType
+from rich.table import Column as LayoutColumn
 from rich.table import Table as RichTable
 from rich.text import Text
 
 from memgauge.analysis import sparkline
 from memgauge.render._document import (
     Block,
+    Breaks,
+    Change,
     Chart,
+    Column,
+    Compared,
     Finding,
     Heading,
     Items,
     Line,
+    Only,
     Paragraph,
+    Runs,
     Section,
     Sparkline,
     Table,
+    indented,
 )
+from memgauge.render._format import MISSING
 from memgauge.render._layout import Layout, wrapped
 
 _STYLE = {"": "", "strong": "bold", "bad": "bold red", "warn": "yellow", "dim": "dim"}
@@ -34,19 +43,7 @@ _GLUE = "\x00"
 def table_layout(table: Table, width: int) -> Layout:
     layout = Layout(width, table.title or None)
     for c in table.columns:
-        header = Text(c.header)  # never markup: a header may be a name from the record
-        if c.role == "name":
-            layout.name(header, most=c.most, least=c.least)
-        elif c.role == "rest":
-            layout.rest(header, least=c.least, removable=not c.keep)
-        elif c.role == "words":
-            layout.words(header)
-        elif c.role == "path":
-            layout.path(header, most=c.most or 48, least=c.least)
-        elif c.role == "label":
-            layout.figure(header, justify="left", least=c.width)
-        else:
-            layout.figure(header, least=c.width)
+        add_column(layout, c)
     depths = table.depths or (0,) * len(table.rows)
     for i, (row, depth) in enumerate(zip(table.rows, depths, strict=True)):
         cells = ("  " * depth + row[0], *row[1:]) if row else row
@@ -55,9 +52,26 @@ def table_layout(table: Table, width: int) -> Layout:
     return layout
 
 
+def add_column(layout: Layout, c: Column) -> LayoutColumn:
+    header = Text(c.header)  # never markup: a header may be a name from the record
+    if c.role == "name":
+        return layout.name(header, most=c.most, least=c.least)
+    if c.role == "rest":
+        return layout.rest(header, least=c.least, removable=not c.keep)
+    if c.role == "words":
+        return layout.words(header)
+    if c.role == "path":
+        return layout.path(header, most=c.most or 48, least=c.least)
+    if c.role == "label":
+        return layout.figure(header, justify="left", least=c.width)
+    return layout.figure(header, least=c.width)
+
+
 def print_section(out: Console, section: Section, width: int) -> None:
     for block in section.blocks:
-        if isinstance(block, Finding):
+        if isinstance(block, Only | Runs | Breaks):
+            _print_compare(out, block, width)
+        elif isinstance(block, Finding):
             _finding(out, block, width)
         elif isinstance(block, Items):
             for line in block.texts:
@@ -81,6 +95,8 @@ def _form(block: Block, width: int) -> RenderableType:
         return _cut(block, width)
     if isinstance(block, Paragraph):
         return Text(block.text, style=_STYLE[block.tone])
+    if isinstance(block, Compared):
+        return _compared(block, width)
     raise TypeError(f"no terminal form for {block!r}")
 
 
@@ -158,3 +174,65 @@ def _said_left_out(block: Table, fitted: RichTable) -> RenderableType:
 def _cut(block: Paragraph, width: int) -> Text:
     line = block.text if len(block.text) <= width else block.text[: width - 1] + "…"
     return Text(line, style=_STYLE[block.tone], no_wrap=True, overflow="ignore")
+
+
+# -- the comparison's blocks ---------------------------------------------------------------------
+
+# a change for the worse in red, for the better in green (not bold: a table full of them)
+_CHANGE_STYLE = {"": "", "good": "green", "bad": "red"}
+
+
+def _print_compare(out: Console, block: Only | Runs | Breaks, width: int) -> None:
+    if isinstance(block, Only):
+        if "terminal" in block.formats:
+            print_section(out, Section("", block.blocks), width)
+    elif isinstance(block, Runs):
+        out.print(_runs(block, width))
+    else:
+        for text in block.texts:
+            out.print(Text(block.lead + text, style=_STYLE[block.tone]), overflow="fold")
+
+
+def _runs(block: Runs, width: int) -> RenderableType:
+    layout = Layout(width, header=False, cut_figures=True)
+    layout.figure("name", justify="left")
+    layout.figure("exit", justify="left")
+    layout.rest("command", least=10)
+    for name, (ended, tone), command in zip(block.names, block.exits, block.commands, strict=True):
+        layout.add_row(Text("  " + name, style="bold"), Text(ended, style=_SPAN_STYLE[tone]), Text(command))
+    return layout.fit()
+
+
+def _compared(block: Compared, width: int) -> RenderableType:
+    """The texts' columns, then the baseline's figures and each later run's with its delta and
+    ratio (or the texts last); the columns are told apart by identity, never by header: a run may
+    be named "source" or "line"."""
+    layout = Layout(width, block.title or None, cut_figures=True)
+    if not block.figures_first:
+        for c in block.columns:
+            add_column(layout, c)
+    ratios: list[LayoutColumn] = []
+    deltas: list[LayoutColumn] = []
+    for i, name in enumerate(block.runs):
+        layout.figure(Text(name))  # Text: a name (a file name by default) is not rich markup
+        if block.changes and i > 0:
+            deltas.append(layout.figure("Δ"))
+            ratios.append(layout.figure("ratio"))
+    if block.figures_first:
+        for c in block.columns:
+            add_column(layout, c)
+    depths = block.depths or (0,) * len(block.rows)
+    for (texts, figures), depth in zip(block.rows, depths, strict=True):
+        cells = zip(block.columns, indented(texts, depth, "  "), strict=True)
+        named = [Text(t, style="dim" if c.dim else "") for c, t in cells]
+        shown = [cell for i, f in enumerate(figures) for cell in _change_cells(f, block.changes and i > 0)]
+        layout.add_row(*(shown + named if block.figures_first else named + shown))
+    return layout.fit(ratios + deltas)
+
+
+def _change_cells(f: Change, changes: bool) -> list[Text]:
+    if not changes:
+        return [Text(f.value)]
+    style = _CHANGE_STYLE[f.tone]
+    delta, ratio = (MISSING if v is None else v for v in (f.delta, f.ratio))
+    return [Text(f.value), Text(delta, style=style), Text(ratio, style=style)]
