@@ -57,6 +57,10 @@ ENV_KNOBS = "MEMGAUGE_KNOBS"
 # changed (JSON), and where the prediction run writes its figures (JSON)
 ENV_REMEDY = "MEMGAUGE_REMEDY"
 ENV_REMEDY_REPORT = "MEMGAUGE_REMEDY_REPORT"
+# the names ENV_REMEDY may give: hooked on the model once torch is imported (the torch section's
+# ``_capture_remedies``), or on pandas once imported (``capture/_remedies_tabular``)
+HOOKED_REMEDIES = ("checkpoint", "autocast", "offload")
+TABULAR_REMEDIES = ("dtypes",)
 ENV_PREDICT = "MEMGAUGE_PREDICT"
 # marks a run's processes as a service submission's, to find them after a crash
 ENV_SUBMISSION = "MEMGAUGE_SERVICE_SUBMISSION"

@@ -21,7 +21,6 @@ from memgauge.analysis import (
     largest_under,
     remedy_table,
 )
-from memgauge.capture._remedies import Remedies
 from memgauge.render import (
     HtmlRemediesRenderer,
     JsonRemediesRenderer,
@@ -30,6 +29,7 @@ from memgauge.render import (
     TerminalRemediesRenderer,
 )
 from memgauge.sections.torch import TorchMemory, TorchStep
+from memgauge.sections.torch._capture_remedies import Remedies
 from memgauge.sections.torch._capture_track import Tracker
 from tests.factories import MIB, make_profile
 from tests.torch_tracking import connected

@@ -19,7 +19,10 @@ import statistics
 from dataclasses import dataclass, field
 
 from memgauge.model import Profile
-from memgauge.sections.torch import TorchMemory
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memgauge.sections.torch import TorchMemory
 
 
 @dataclass

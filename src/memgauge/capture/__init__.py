@@ -39,7 +39,6 @@ if TYPE_CHECKING:
         phase,
         set_tracker,
     )
-    from memgauge.capture._predict import start_prediction_from_env
     from memgauge.capture._proc_io import parse_io
     from memgauge.capture._procfs import (
         PAGE_SIZE,
@@ -56,7 +55,6 @@ if TYPE_CHECKING:
     from memgauge.capture._program import program_environment
     from memgauge.capture._protocols import MemorySource
     from memgauge.capture._record import listen_metrics, metrics_from_events, record, unlisten_metrics
-    from memgauge.capture._remedies import apply_remedies_from_env
     from memgauge.capture._sample_keys import BEFORE_KEY, STEADY_AFTER
     from memgauge.capture._sampler import Sampler
     from memgauge.capture._sampling import (
@@ -104,8 +102,6 @@ _NAMES = {
     "STEADY_AFTER": "_sample_keys",
     "add_phase_listener": "_phases",
     "parse_io": "_proc_io",
-    "apply_remedies_from_env": "_remedies",
-    "start_prediction_from_env": "_predict",
     "TORCH": "_wire",
     "TORCH_FIELDS": "_wire",
     "TORCH_OOM_FIELDS": "_wire",
@@ -229,7 +225,6 @@ __all__ = [
     "active_sampler",
     "active_tracker",
     "add_phase_listener",
-    "apply_remedies_from_env",
     "bootstrap_args",
     "is_library",
     "is_own",
@@ -263,7 +258,6 @@ __all__ = [
     "set_tracker",
     "source_line",
     "stalled_line",
-    "start_prediction_from_env",
     "start_sampler",
     "top_level_assignments",
     "unlisten_metrics",

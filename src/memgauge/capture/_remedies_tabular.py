@@ -28,8 +28,7 @@ import json
 import os
 import sys
 
-from memgauge._env import ENV_REMEDY, ENV_REMEDY_REPORT
-from memgauge.capture._remedies_env import TABULAR_REMEDIES
+from memgauge._env import ENV_REMEDY, ENV_REMEDY_REPORT, TABULAR_REMEDIES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

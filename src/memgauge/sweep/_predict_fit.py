@@ -1,7 +1,8 @@
 """Predicting a training step's memory without the hardware (``memgauge fit --predict-gpu``): the
-program's first two training steps under fake tensors in a fresh process (``capture._predict``: no
-data, no device, no tensor memory), at two batch sizes; the tensor peak's straight line through them
-gives the largest batch predicted to fit a GPU of a given size, after the named overheads below.
+program's first two training steps under fake tensors in a fresh process
+(``sections/torch/_capture_predict``: no data, no device, no tensor memory), at two batch sizes;
+the tensor peak's straight line through them gives the largest batch predicted to fit a GPU of a
+given size, after the named overheads below.
 
 What it counts, and the overheads added for a GPU: ``analysis.gpu_prediction``.
 """

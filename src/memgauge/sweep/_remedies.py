@@ -3,7 +3,7 @@ in a fresh process of its own, the same program, arguments and batch; rows in
 ``analysis.remedy_table``.
 
 The hooked remedies (checkpoint, autocast, offload on torch; dtypes on pandas) are asked through
-``MEMGAUGE_REMEDY`` and list what they hooked in a file the run writes (``capture._remedies``,
+``MEMGAUGE_REMEDY`` and list what they hooked in a file the run writes (``sections/torch/_capture_remedies``,
 ``capture._remedies_tabular``); no file: the program never imported the library. Gradient accumulation is the
 program at a micro-batch (the batch parameter divided by k, set as a knob: an environment variable
 and a module constant, ``capture``'s knobs), so it needs the batch parameter and its value.

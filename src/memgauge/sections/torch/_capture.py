@@ -117,7 +117,8 @@ class _TorchFinder:
 def _start_what_if() -> None:
     """``memgauge fit``'s runs: remedies hooked on the model, or a prediction under fake tensors;
     after the tracker, so that their hooks run after its own."""
-    from memgauge.capture import apply_remedies_from_env, start_prediction_from_env
+    from memgauge.sections.torch._capture_predict import start_prediction_from_env
+    from memgauge.sections.torch._capture_remedies import apply_remedies_from_env
 
     apply_remedies_from_env()
     start_prediction_from_env(active_torch_tracker)

@@ -1,7 +1,7 @@
 """Memory remedies applied to a program's model without editing the program, for ``memgauge fit
 --remedies``: each runs in a fresh process that the runner starts with ``MEMGAUGE_REMEDY`` set.
 
-Applied once torch is imported (``sections/torch/_capture``'s finder calls ``apply_remedies_from_env``),
+Applied once torch is imported (the finder of ``_capture`` calls ``apply_remedies_from_env``),
 through torch's global module hooks: the first module called outside any other one that has child modules and
 parameters is the model (a loss module called first has no children). At its first call:
 
@@ -30,9 +30,8 @@ from typing import Any
 import torch
 from torch.utils.checkpoint import checkpoint
 
-from memgauge._env import ENV_REMEDY, ENV_REMEDY_REPORT
-from memgauge.capture._remedies_env import HOOKED_REMEDIES
-from memgauge.sections.torch import hidden, model_of, quiet_compile_warning
+from memgauge._env import ENV_REMEDY, ENV_REMEDY_REPORT, HOOKED_REMEDIES
+from memgauge.sections.torch._capture_compat import hidden, model_of, quiet_compile_warning
 
 _applied: Remedies | None = None
 

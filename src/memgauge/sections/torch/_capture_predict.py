@@ -3,7 +3,7 @@ tensors (``torch._subclasses.fake_tensor.FakeTensorMode``), so no tensor memory 
 device or data is needed, stopped after the second optimizer step
 (the first steady one).
 
-Started once torch is imported (``sections/torch/_capture``'s finder calls ``start_prediction_from_env``) when
+Started once torch is imported (the finder of ``_capture`` calls ``start_prediction_from_env``) when
 ``MEMGAUGE_PREDICT`` names a file: the fake mode is entered for the whole program, so the model's
 parameters, the batch and every tensor after them are fake, with the real shapes and dtypes. The
 torch tracker (started before) counts their storages by role exactly as in a real run; at the end
@@ -28,7 +28,7 @@ from torch.optim.optimizer import register_optimizer_step_post_hook
 from memgauge._env import ENV_PREDICT
 
 if TYPE_CHECKING:
-    from memgauge.sections.torch import Tracker
+    from memgauge.sections.torch._capture_track import Tracker
 
 # two steps: the second is the steady state (the optimizer's state exists from the first step on,
 # and the forward of the second runs beside it), the first alone misses that
@@ -62,7 +62,7 @@ def start_prediction_from_env(tracker_of: Callable[[], Tracker | None]) -> bool:
 def _finish(path: str, tracker: Tracker | None) -> None:
     result: dict[str, Any] = {"ok": tracker is not None}
     if tracker is not None:
-        from memgauge.sections.torch import ROLES
+        from memgauge.sections.torch._capture_track import ROLES
 
         live = list(tracker.entries.values())
         raw = sum(entry.nbytes for entry in live)
