@@ -184,14 +184,17 @@ def test_no_import_circle_lazy_imports_included() -> None:
     assert _cycles(_graph()) == []
 
 
-def test_no_import_circle_type_only_imports_included() -> None:
-    # a circle through a type-only import is still a knot for whoever moves one of its modules. A
-    # lazy face's own type-only block, naming the modules of its package for type checkers, is the
-    # one edge left out: it mirrors the face's lazy table, whose names already lead to the modules
-    # that define them
+def type_only_graph() -> dict[str, set[str]]:
+    """The graph with type-only imports too, less a lazy face's own type-only block: naming the
+    modules of its package for type checkers, it mirrors the face's lazy table, whose names already
+    lead to the modules that define them."""
     runtime, every = _graph(), _graph(runtime_only=False)
-    graph = {m: {t for t in to if t in runtime[m] or not t.startswith(m + ".")} for m, to in every.items()}
-    assert _cycles(graph) == []
+    return {m: {t for t in to if t in runtime[m] or not t.startswith(m + ".")} for m, to in every.items()}
+
+
+def test_no_import_circle_type_only_imports_included() -> None:
+    # a circle through a type-only import is still a knot for whoever moves one of its modules
+    assert _cycles(type_only_graph()) == []
 
 
 def test_the_circle_finder_finds_a_circle() -> None:
@@ -301,3 +304,34 @@ def test_a_sections_capture_part_never_loads_its_analysis_or_report(section: str
                 todo.append(target)
     leaf = re.compile(r"^memgauge\.(analysis|render)(\.|$)|^memgauge\.sections\.\w+\._(analysis|report)")
     assert start and sorted(m for m in seen if leaf.match(m)) == []
+
+
+# the modules outside the section folders that name one, each for a reason the folders cannot
+# take over: the package's public names (``memgauge.step``, ``memgauge.torch``), the profile's
+# typed fields, the notebook extension's GPU monitor (its users' names) and the what-if table's
+# reading of the torch part (type-only)
+NAMES_A_SECTION = {
+    "memgauge": {"training"},
+    "memgauge.torch": {"torch", "training"},
+    "memgauge.model._profile": {"torch", "gpu", "training"},
+    "memgauge.notebook._gpu": {"gpu"},
+    "memgauge.analysis._remedies": {"torch"},
+}
+
+
+def sections_named(module: str) -> set[str]:
+    named = set()
+    for imported, _, _ in _imports(module, runtime_only=False):
+        parts = imported.split(".")
+        if len(parts) >= 3 and parts[1] == "sections" and (PKG / "sections" / parts[2]).is_dir():
+            named.add(parts[2])
+    return named
+
+
+def test_only_the_known_modules_outside_the_section_folders_name_a_section() -> None:
+    # the core reaches a section through the registry (``memgauge.sections``), by its parts: a
+    # new import of a folder from outside it is a feature threaded through the core again
+    outside = {
+        m: named for m in MODULES if not m.startswith("memgauge.sections.") and (named := sections_named(m))
+    }
+    assert outside == NAMES_A_SECTION
