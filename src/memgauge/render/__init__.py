@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     )
     from memgauge.render._document import Block, Chart, Column, Items, Paragraph, Section, Table
     from memgauge.render._fit_html import HtmlFitRenderer, JsonFitRenderer
-    from memgauge.render._fit_terminal import TerminalFitRenderer, fit_trial_line
+    from memgauge.render._fit_text import MarkdownFitRenderer, TerminalFitRenderer, fit_trial_line
     from memgauge.render._format import MISSING, format_number, md_row, md_text, percent
     from memgauge.render._html import HtmlRenderer
     from memgauge.render._html_compare import HtmlComparisonRenderer, compare_chart_data, compare_rows_html
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         remedies_section,
     )
     from memgauge.render._remedies_text import (
+        MarkdownPredictionRenderer,
         MarkdownRemediesRenderer,
         TerminalPredictionRenderer,
         TerminalRemediesRenderer,
@@ -49,13 +50,14 @@ if TYPE_CHECKING:
     from memgauge.render._sweep_json import JsonSweepRenderer, sweep_json
     from memgauge.render._sweep_terminal import TerminalSweepRenderer
     from memgauge.render._terminal import TerminalRenderer
+    from memgauge.render._verdict import MarkdownVerdictRenderer, TerminalVerdictRenderer
 
 _NAMES = {
     "Block": "_document",
     "Chart": "_document",
     "Column": "_document",
     "comparison_headline": "_compare",
-    "fit_trial_line": "_fit_terminal",
+    "fit_trial_line": "_fit_text",
     "format_number": "_format",
     "HtmlComparisonRenderer": "_html_compare",
     "compare_chart_data": "_html_compare",
@@ -76,9 +78,12 @@ _NAMES = {
     "JsonSweepRenderer": "_sweep_json",
     "Layout": "_layout",
     "MarkdownComparisonRenderer": "_compare",
+    "MarkdownFitRenderer": "_fit_text",
     "MarkdownPlanRenderer": "_plan",
+    "MarkdownPredictionRenderer": "_remedies_text",
     "MarkdownRemediesRenderer": "_remedies_text",
     "MarkdownRenderer": "_markdown",
+    "MarkdownVerdictRenderer": "_verdict",
     "md_row": "_format",
     "md_text": "_format",
     "MISSING": "_format",
@@ -94,12 +99,13 @@ _NAMES = {
     "Table": "_document",
     "table": "_html_page",
     "TerminalComparisonRenderer": "_compare",
-    "TerminalFitRenderer": "_fit_terminal",
+    "TerminalFitRenderer": "_fit_text",
     "TerminalPlanRenderer": "_plan",
     "TerminalPredictionRenderer": "_remedies_text",
     "TerminalRemediesRenderer": "_remedies_text",
     "TerminalRenderer": "_terminal",
     "TerminalSweepRenderer": "_sweep_terminal",
+    "TerminalVerdictRenderer": "_verdict",
     "text": "_html_page",
 }
 
@@ -122,9 +128,12 @@ __all__ = [
     "JsonSweepRenderer",
     "Layout",
     "MarkdownComparisonRenderer",
+    "MarkdownFitRenderer",
     "MarkdownPlanRenderer",
+    "MarkdownPredictionRenderer",
     "MarkdownRemediesRenderer",
     "MarkdownRenderer",
+    "MarkdownVerdictRenderer",
     "Paragraph",
     "Part",
     "Renderer",
@@ -137,6 +146,7 @@ __all__ = [
     "TerminalRemediesRenderer",
     "TerminalRenderer",
     "TerminalSweepRenderer",
+    "TerminalVerdictRenderer",
     "compare_chart_data",
     "compare_rows_html",
     "compare_rows_markdown",
