@@ -104,6 +104,12 @@ def test_saved_profile_within_and_over_budget(profiles: Path) -> None:
     # the spike's line, where the peak was made
     assert f"lines_spike.py:{marker(NUMPY_SPIKE, 'spike')}" in over.stdout
     assert "OVER BUDGET: 1 of 1 limit" in over.stdout
+    # the same verdict as Markdown, for a pull-request comment: the table, the line, the verdict
+    md = check("--budget", "rss=500MiB", "--format", "md", "numpy.json", cwd=profiles)
+    assert md.returncode == 1, md.stderr
+    assert md.stdout.startswith("| limit | budget | measured | margin | status |\n| :--- | ---: |")
+    assert f"lines_spike.py:{marker(NUMPY_SPIKE, 'spike')}` in spike" in md.stdout
+    assert md.stdout.endswith("**OVER BUDGET: 1 of 1 limit**\n")
 
 
 def test_baseline_with_a_tolerance(profiles: Path) -> None:

@@ -117,6 +117,22 @@ def test_nothing_fits_exits_with_the_over_budget_code(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "no value of BATCH_SIZE from 1 fits" in proc.stdout
+    # the same report as Markdown
+    md = memgauge(
+        "fit",
+        str(FIT_BATCH),
+        "--param",
+        "BATCH_SIZE",
+        "--budget",
+        "rss=2MiB",
+        "-q",
+        "--format",
+        "md",
+        cwd=tmp_path,
+    )
+    assert md.returncode == 1, md.stdout + md.stderr
+    assert md.stdout.startswith("### memgauge fit: no value of BATCH\\_SIZE from 1 fits the budget\n\n")
+    assert "| BATCH_SIZE | container needs | result |\n| ---: | ---: | :--- |\n| 1 |" in md.stdout
 
 
 def test_a_fit_over_a_parameter_never_read_is_refused_after_one_run(tmp_path: Path) -> None:

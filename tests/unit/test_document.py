@@ -369,3 +369,33 @@ def test_a_narrow_terminal_leaves_out_the_ratios_then_the_deltas() -> None:
     narrower = _compare_formats(Section("", (table,)), 58)["terminal"]
     assert narrower.count("Δ") == 1 and "+100 MiB" not in narrower and "-50.0 MiB" in narrower
     assert max(len(line) for line in narrower.splitlines()) <= 58
+
+
+def test_a_whole_report_renders_its_title_and_sections_in_every_format() -> None:
+    from memgauge.render._document_report import Report, markdown_text, page_sections, sentence, terminal_text
+
+    # a sentence breaks between its words, never after a number or an operator, nor before one
+    budget = sentence("budget: rss <= 100 MiB, wall <= 1 min 0 s (a 5% margin)", "bad")
+    words = [part[0].text for part in budget.parts]
+    assert words == ["budget:", "rss <= 100 MiB,", "wall <= 1 min 0 s", "(a 5%", "margin)"]
+    table = Table("trials", (Column("N"), Column("result", role="words")), (("8", "fits"),))
+    report = Report(
+        Heading("memgauge toy: N = 8", level=3),
+        (("answer", Section("N = 8", (budget,))), ("trials", Section("trials", (table,)))),
+    )
+    # the title over the first section, a blank line between sections, the next lines indented
+    assert terminal_text(report, width=24) == (
+        "memgauge toy: N = 8\nbudget: rss <= 100 MiB,\n  wall <= 1 min 0 s\n  (a 5% margin)\n\n"
+        "trials\nN  result\n8  fits\n"
+    )
+    # one bold run for a bold line of many parts, not a run per word
+    assert markdown_text(report) == (
+        "### memgauge toy: N = 8\n\n**budget: rss \\<= 100 MiB, wall \\<= 1 min 0 s (a 5% margin)**\n\n"
+        "**trials**\n\n| N | result |\n| ---: | :--- |\n| 8 | fits |\n"
+    )
+    # the page: each section under its anchor and heading, a table's title left out where it
+    # repeats the heading; the title is the page's frame's, not a section's
+    page = page_sections(report.sections)
+    assert page.startswith('<section id="answer"><h2>N = 8</h2><p><span class="bad">budget:</span> ')
+    assert '<section id="trials"><h2>trials</h2><table class="sortable ">' in page
+    assert "<h3>" not in page and "memgauge toy" not in page

@@ -124,7 +124,7 @@ def test_the_programs_own_value_is_the_first_tried(tmp_path: Path) -> None:
 
 def test_the_reports_say_how_the_search_ended() -> None:
     from memgauge.model import FitRecord
-    from memgauge.render import HtmlFitRenderer, TerminalFitRenderer
+    from memgauge.render import HtmlFitRenderer, MarkdownFitRenderer, TerminalFitRenderer
 
     trials = [FitTrial(100, {"rss": 90 * MIB}, True), FitTrial(103, {"rss": 101 * MIB}, False, over=("rss",))]
     record = FitRecord(
@@ -144,12 +144,16 @@ def test_the_reports_say_how_the_search_ended() -> None:
         start=100,
         start_from="the program's own value",
     )
-    text = TerminalFitRenderer().render(record)
-    assert "N = 100  (N=103 does not: within 3%)" in text
-    assert "started at 100 (the program's own value)" in text
-    assert "(within 3%)" in HtmlFitRenderer().render(record)
+    # the same words in every format: one report document
+    for text in (
+        TerminalFitRenderer().render(record),
+        MarkdownFitRenderer().render(record),
+        HtmlFitRenderer().render(record),
+    ):
+        assert "N = 100  (N=103 does not: within 3%)" in text
+        assert "started at 100 (the program&#x27;s own value)" in text or "(the program's own value)" in text
     record.reason = "interrupted"
-    assert "interrupted: the largest value proven to fit so far" in TerminalFitRenderer().render(record)
-    assert "not verified (interrupted)" in TerminalFitRenderer().render(record)
-    assert "(interrupted: the largest proven so far)" in HtmlFitRenderer().render(record)
+    for text in (TerminalFitRenderer().render(record), HtmlFitRenderer().render(record)):
+        assert "interrupted: the largest value proven to fit so far" in text
+        assert "not verified (interrupted)" in text
     assert FitRecord.from_dict(record.to_dict()) == record

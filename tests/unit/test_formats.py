@@ -77,7 +77,8 @@ def test_no_command_module_picks_a_renderer_or_a_format_list_of_its_own() -> Non
 def test_the_table_names_each_kind_and_the_formats_print_what_they_say() -> None:
     assert set(KINDS) == {"profile", "comparison", "sweep", "fit", "plan", "verdict"}
     assert names("profile") == ["terminal", "md", "json"] and names("sweep") == ["terminal", "md", "json"]
-    assert names("verdict") == ["terminal", "json", "bmf"] and "html" not in names("plan")
+    assert names("verdict") == ["terminal", "md", "json", "bmf"] and "html" not in names("plan")
+    assert names("fit") == ["terminal", "md", "json"]
     profile = make_profile(rss=300 * MIB)
     look = Look(width=80)
     assert "resident peak 300 MiB" in need(FORMATS["terminal"].profile, "terminal")(profile, look)
@@ -90,6 +91,7 @@ def test_the_table_names_each_kind_and_the_formats_print_what_they_say() -> None
     verdict = judge(profile, parse_budget("rss=1GiB"))
     judged = Judged(verdict, [profile], "bench")
     assert "rss" in need(FORMATS["terminal"].verdict, "terminal")(judged, look)
+    assert "| rss |" in need(FORMATS["md"].verdict, "md")(judged, look)
     assert "bench" in json.loads(need(FORMATS["bmf"].verdict, "bmf")(judged, look))
 
 

@@ -11,8 +11,9 @@ import json
 
 import pytest
 
-from memgauge.gate import Verdict, judge, judge_runs, parse_budget, result_line, verdict_json, verdict_text
+from memgauge.gate import Verdict, judge, judge_runs, parse_budget, result_line, verdict_json
 from memgauge.model import Attribution, CpuTimes, ExitStatus, Peak, Profile
+from memgauge.render import TerminalVerdictRenderer
 
 MIB = 1 << 20
 MAIN, CHILD = 100, 101
@@ -66,7 +67,7 @@ def test_an_oom_kill_under_the_enforced_limit_is_over_budget(profile: Profile) -
     assert rss.blame is not None and rss.blame.pid == CHILD
     assert wall.status == "pass"
     assert not v.ok
-    text = verdict_text(v)
+    text = TerminalVerdictRenderer().render(v)
     assert "≥ 200 MiB" in text and "OVER BUDGET" in text
     data = verdict_json(v)
     assert data["results"][0]["at_least"] is True

@@ -1,5 +1,6 @@
 """Verdicts over hand-built profiles (the measurement injected): exact figures, blame, program
-status, medians of repeats and baselines, and the renderers (text, JSON, Bencher's BMF)."""
+status, medians of repeats and baselines, and the renderers (the terminal's and Markdown's, both
+the report document's; JSON; Bencher's BMF)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,6 @@ from memgauge.gate import (
     parse_budget,
     result_line,
     verdict_json,
-    verdict_text,
 )
 from memgauge.model._profile import (
     Attribution,
@@ -35,6 +35,7 @@ from memgauge.model._profile import (
     PhaseRecord,
     Profile,
 )
+from memgauge.render import MarkdownVerdictRenderer, TerminalVerdictRenderer
 
 MIB, GIB = 1 << 20, 1 << 30
 MAIN, WORKER = 100, 200
@@ -674,40 +675,62 @@ def test_format_amount_refuses_an_unknown_unit() -> None:
 # --- text ----------------------------------------------------------------------------------------
 
 
+def verdict_text(verdict: Verdict, *, width: int = 100, cwd: str | None = None) -> str:
+    """The verdict as ``memgauge check`` prints it."""
+    return TerminalVerdictRenderer(width=width, cwd=cwd).render(verdict)
+
+
 def test_verdict_text_table() -> None:
     text = verdict_text(_sample_verdict(), width=140, cwd="/proj")
     assert text == (
-        "limit      budget     measured  margin    status\n"
-        "rss        512 MiB    730 MiB   -218 MiB  FAIL\n"
-        "    at phase 'fit' · pid 100 · train.py:42 in fit · 600 MiB at the peak · X = np.zeros((n, n))\n"
-        "wall       1 min 0 s  12.30 s   +47.70 s  pass\n"
-        "fit.rss    1.0 GiB    700 MiB   +324 MiB  pass\n"
-        "gpu        2.0 GiB    —         —         unmeasured  "
-        "no GPU figure in this profile (no GPU used by the run)\n"
-        "eval.wall  1.00 s     —         —         unmeasured  phase 'eval' did not run\n"
+        "limit         budget  measured    margin  status\n"
+        "rss          512 MiB   730 MiB  -218 MiB  FAIL\n"
+        "wall       1 min 0 s   12.30 s  +47.70 s  pass\n"
+        "fit.rss      1.0 GiB   700 MiB  +324 MiB  pass\n"
+        "gpu          2.0 GiB         —         —  unmeasured\n"
+        "eval.wall     1.00 s         —         —  unmeasured\n"
+        "  rss: at phase 'fit' · pid 100 · train.py:42 in fit · 600 MiB at the peak · X = np.zeros((n, n))\n"
+        "  gpu: no GPU figure in this profile (no GPU used by the run)\n"
+        "  eval.wall: phase 'eval' did not run\n"
         "OVER BUDGET: 1 of 5 limits (2 not measured)\n"
     )
 
 
-def test_verdict_text_narrow_moves_notes_and_cuts_lines() -> None:
-    text = verdict_text(_sample_verdict(), width=60, cwd="/proj")
-    lines = text.splitlines()
+def test_verdict_text_narrow_wraps_the_notes_and_leaves_out_the_margin_then_the_budget() -> None:
+    lines = verdict_text(_sample_verdict(), width=60, cwd="/proj").splitlines()
     assert all(len(line) <= 60 for line in lines)
-    assert lines[2] == "    at phase 'fit' · pid 100 · train.py:42 in fit · 600 MiB…"
-    assert lines[5:7] == [
-        "gpu        2.0 GiB    —         —         unmeasured",
-        "    no GPU figure in this profile (no GPU used by the run)",
+    assert lines[0] == "limit         budget  measured    margin  status"
+    # a note wraps between its parts, under its key, a figure whole
+    assert lines[6:11] == [
+        "  rss: at phase 'fit' · pid 100 · train.py:42 in fit ·",
+        "    600 MiB at the peak · X = np.zeros((n, n))",
+        "  gpu: no GPU figure in this profile (no GPU used by the",
+        "    run)",
+        "  eval.wall: phase 'eval' did not run",
     ]
-    assert lines[7] == "eval.wall  1.00 s     —         —         unmeasured"
-    assert lines[8] == "    phase 'eval' did not run"
+    # narrower, the margin goes, then the budget; the figure and the status stay
+    header = verdict_text(_sample_verdict(), width=48).splitlines()[0]
+    assert header == "limit         budget  measured  status"
+    narrow = verdict_text(_sample_verdict(), width=40).splitlines()
+    assert narrow[0] == "limit      measured  status" and narrow[1] == "rss         730 MiB  FAIL"
+    assert all(len(line) <= 40 for line in narrow)
+
+
+def test_verdict_text_colours_only_where_asked() -> None:
+    plain = verdict_text(_sample_verdict(), cwd="/proj")
+    assert "\x1b" not in plain
+    coloured = TerminalVerdictRenderer(color=True, cwd="/proj").render(_sample_verdict())
+    assert "\x1b[1;31mOVER BUDGET: 1 of 5 limits (2 not measured)\x1b[0m" in coloured
+    assert "\x1b[36mtrain.py:42\x1b[0m in fit" in coloured
 
 
 def test_verdict_text_escapes_control_characters_of_the_program() -> None:
     attribution = [entry("/proj/a\x1b[2Jb.py", 1, 5 * MIB, source="x = '\x1b[31mred'\t# tab")]
-    text = verdict_text(judge(make(attribution=attribution), parse_budget("rss=1MiB")), cwd="/proj")
-    assert "\x1b" not in text
-    assert "a\\x1b[2Jb.py:1 in f" in text
-    assert "x = '\\x1b[31mred'\\t# tab" in text
+    v = judge(make(attribution=attribution), parse_budget("rss=1MiB"))
+    for text in (verdict_text(v, cwd="/proj"), MarkdownVerdictRenderer(cwd="/proj").render(v)):
+        assert "\x1b" not in text
+        assert "a\\x1b[2Jb.py:1" in text and " in f" in text
+        assert "x = '\\x1b[31mred'\\t# tab" in text
 
 
 def test_verdict_text_baseline_rows_show_the_allowance_and_the_change() -> None:
@@ -718,10 +741,33 @@ def test_verdict_text_baseline_rows_show_the_allowance_and_the_change() -> None:
         max_time_increase=None,
     )
     assert verdict_text(v) == (
-        "limit  budget   measured  margin     status\n"
-        "rss    420 MiB  440 MiB   -20.0 MiB  FAIL  baseline 400 MiB + 5% (+10.0%)\n"
+        "limit   budget  measured     margin  status\n"
+        "rss    420 MiB   440 MiB  -20.0 MiB  FAIL\n"
+        "  rss: baseline 400 MiB + 5% (+10.0%)\n"
         "OVER BUDGET: 1 of 1 limit\n"
     )
+
+
+def test_verdict_markdown_is_the_same_table_notes_and_line() -> None:
+    assert MarkdownVerdictRenderer(cwd="/proj").render(_sample_verdict()) == (
+        "| limit | budget | measured | margin | status |\n"
+        "| :--- | ---: | ---: | ---: | :--- |\n"
+        "| rss | 512 MiB | 730 MiB | -218 MiB | FAIL |\n"
+        "| wall | 1 min 0 s | 12.30 s | +47.70 s | pass |\n"
+        "| fit.rss | 1.0 GiB | 700 MiB | +324 MiB | pass |\n"
+        "| gpu | 2.0 GiB | — | — | unmeasured |\n"
+        "| eval.wall | 1.00 s | — | — | unmeasured |\n"
+        "\n"
+        "- rss: at phase 'fit' · pid 100 · `train.py:42` in fit · 600 MiB at the peak · "
+        "`X = np.zeros((n, n))`\n"
+        "- gpu: no GPU figure in this profile (no GPU used by the run)\n"
+        "- eval.wall: phase 'eval' did not run\n"
+        "\n"
+        "**OVER BUDGET: 1 of 5 limits (2 not measured)**\n"
+    )
+    # a verdict with nothing to judge: its line alone, in no tone
+    assert MarkdownVerdictRenderer().render(Verdict(())) == "no limits to check\n"
+    assert verdict_text(Verdict(())) == "no limits to check\n"
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """Remedies hooked on a real CPU model in this process (with the torch tracker connected, as in a
 measured run), the what-if table's analysis on records whose figures are known by construction,
-the prediction's arithmetic, and the table's renderers."""
+the prediction's arithmetic (the renderers' tests, which need no torch: test_fit_plan_reports.py)."""
 
 from __future__ import annotations
 
@@ -21,13 +21,7 @@ from memgauge.analysis import (
     largest_under,
     remedy_table,
 )
-from memgauge.render import (
-    HtmlRemediesRenderer,
-    JsonRemediesRenderer,
-    MarkdownRemediesRenderer,
-    TerminalPredictionRenderer,
-    TerminalRemediesRenderer,
-)
+from memgauge.render import TerminalPredictionRenderer
 from memgauge.sections.torch import TorchMemory, TorchStep
 from memgauge.sections.torch._capture_remedies import Remedies
 from memgauge.sections.torch._capture_track import Tracker
@@ -211,31 +205,6 @@ def test_the_gpu_prediction_adds_the_rounding_and_the_named_overheads() -> None:
     assert "BATCH=64: no prediction" in text
 
 
-def test_every_renderer_shows_the_rows_and_the_reasons() -> None:
-    profile = make_profile(rss=300 * MIB, torch=_run(100 * MIB, 0, [1.0, 1.0], activations=60 * MIB))
-    table = remedy_table(
-        [
-            RemedyMeasure("baseline", profile, batch=64),
-            RemedyMeasure("autocast", profile, hooked=["autocast: Net.forward (cpu, bfloat16)"], batch=64),
-            RemedyMeasure("offload", None, not_applied=["offload: <cpu> & why"]),
-        ]
-    )
-    text = TerminalRemediesRenderer().render(table)
-    assert (
-        "offload (not applied)" in text
-        and "offload: <cpu> & why" in text
-        and "autocast: hooked Net.forward (cpu, bfloat16)" in text
-    )
-    assert "100 MiB" in text and "60.0 MiB" in text
-    md = MarkdownRemediesRenderer().render(table)
-    assert md.count("\n| ") == 5  # the header, its alignment row and three rows
-    html = HtmlRemediesRenderer().render(table)
-    assert "&lt;cpu&gt; &amp; why" in html and "<cpu>" not in html
-    data = json.loads(JsonRemediesRenderer().render(table))
-    assert [r["name"] for r in data["rows"]] == ["baseline", "autocast", "offload"]
-    assert data["rows"][1]["tensor_delta"] == 0.0
-
-
 def test_a_tabular_row_shows_the_resident_change_and_says_the_roles_do_not_apply() -> None:
     base = make_profile(rss=400 * MIB)
     table = remedy_table(
@@ -254,24 +223,6 @@ def test_a_tabular_row_shows_the_resident_change_and_says_the_roles_do_not_apply
     assert rows["dtypes"].notes == [
         "torch roles do not apply: dtypes changes frames, not tensors (see resident peak)"
     ]
-    text = TerminalRemediesRenderer().render(table)
-    assert "-25%" in text and "dtypes: hooked read_csv(t.csv) x: float64 -> float32" in text
-    # a hook's note already names its remedy: said once
-    assert "checkpoint: the program does not use torch" in text and "checkpoint: checkpoint:" not in text
-
-
-def test_the_table_goes_into_the_fit_page_before_its_data(tmp_path: Path) -> None:
-    from memgauge.cli.commands._fit_what_if import _add_to_page
-    from memgauge.render import remedies_section
-
-    page = tmp_path / "fit.html"
-    anchor = '<script type="application/json" id="memgauge-data">{}</script>'
-    page.write_text(f"<body><h1>fit</h1>\n{anchor}\n</body>")
-    profile = make_profile(rss=300 * MIB, torch=_run(100 * MIB, 0, [1.0, 1.0]))
-    _add_to_page(str(page), remedies_section(remedy_table([RemedyMeasure("baseline", profile, batch=8)])))
-    text = page.read_text()
-    assert text.index('<section id="remedies">') < text.index(anchor)
-    assert text.count('<section id="remedies">') == 1 and "<td>baseline</td>" in text
 
 
 def test_remedy_names_are_checked_before_anything_runs() -> None:

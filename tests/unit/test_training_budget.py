@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from memgauge.gate import BudgetError, CheckResult, Limit, judge, parse_budget, verdict_text
+from memgauge.gate import BudgetError, CheckResult, Limit, judge, parse_budget
+from memgauge.render import TerminalVerdictRenderer
 from memgauge.sections.training import Training
 from tests.factories import make_profile
 
@@ -80,5 +81,5 @@ def test_verdict_json_and_table_say_it_is_a_lower_bound() -> None:
     assert CheckResult.from_dict(data["results"][0]).limit == Limit(
         "samples_per_s", 400.0, None, "samples_per_s>=400", True
     )
-    table = verdict_text(v, width=140)
+    table = TerminalVerdictRenderer(width=140).render(v)
     assert "≥ 400/s" in table and "399/s" in table

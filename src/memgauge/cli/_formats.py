@@ -172,6 +172,12 @@ def _terminal_fit(r: FitRecord, look: Look) -> str:
     return TerminalFitRenderer(width=look.width, color=look.color).render(r)
 
 
+def _markdown_fit(r: FitRecord, look: Look) -> str:
+    from memgauge.render import MarkdownFitRenderer
+
+    return MarkdownFitRenderer().render(r)
+
+
 def _json_fit(r: FitRecord, look: Look) -> str:
     from memgauge.render import JsonFitRenderer
 
@@ -209,9 +215,15 @@ def _html_plan(r: PlanRecord, look: Look) -> str:
 
 
 def _terminal_verdict(j: Judged, look: Look) -> str:
-    from memgauge.gate import verdict_text
+    from memgauge.render import TerminalVerdictRenderer
 
-    return verdict_text(j.verdict, width=look.width)
+    return TerminalVerdictRenderer(width=look.width, color=look.color).render(j.verdict)
+
+
+def _markdown_verdict(j: Judged, look: Look) -> str:
+    from memgauge.render import MarkdownVerdictRenderer
+
+    return MarkdownVerdictRenderer().render(j.verdict)
 
 
 def _json_verdict(j: Judged, look: Look) -> str:
@@ -250,7 +262,9 @@ FORMATS: dict[str, Format] = {
             profile=_markdown_profile,
             comparison=_markdown_comparison,
             sweep=_markdown_sweep,
+            fit=_markdown_fit,
             plan=_markdown_plan,
+            verdict=_markdown_verdict,
         ),
         Format(
             "json",

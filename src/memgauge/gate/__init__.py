@@ -8,7 +8,8 @@ both call:
   :func:`resolve_budget` layers its budget, a policy and ``--budget`` flags;
 - :func:`judge` (one profile), :func:`judge_runs` (medians of repeats) and :func:`judge_baseline`
   give a :class:`Verdict`, one :class:`CheckResult` per limit, with :class:`Blame` for a breach;
-- :func:`verdict_text`, :func:`verdict_json` and :func:`bencher_bmf` render them;
+- :func:`result_line`, :func:`verdict_json` and :func:`bencher_bmf` render them (the verdict's
+  table is the report document's: ``memgauge.render``'s verdict renderers);
 - the one serialised form of a verdict, both ways: ``Verdict.to_dict`` / ``CheckResult.to_dict``
   (what ``verdict_json``, the pytest plugin's ``--memgauge-json`` and the service hold) and
   ``Verdict.from_dict`` / ``CheckResult.from_dict`` (typed records again, for a stored verdict);
@@ -18,7 +19,7 @@ both call:
 
 Layout: ``_budget`` (budgets), ``_config`` (the project's configuration), ``_records`` (the verdict's
 records and their serialised form), ``_verdict`` (measuring and judging), ``_proof`` (a verdict
-after its budget's proof), ``_render`` (text, JSON, BMF).
+after its budget's proof), ``_render`` (the one line, JSON, BMF).
 
 Importing it stays light: no rich, no TOML reader, no statistics until they are used.
 """
@@ -29,7 +30,7 @@ from memgauge.gate._budget import METRICS, Budget, BudgetError, Limit, format_am
 from memgauge.gate._config import ConfigError, GateConfig, load_config, resolve_budget
 from memgauge.gate._proof import apply_proof, proved_limit
 from memgauge.gate._records import FAIL, Blame, CheckResult, Verdict
-from memgauge.gate._render import bencher_bmf, result_line, verdict_json, verdict_text
+from memgauge.gate._render import bencher_bmf, result_line, verdict_json
 from memgauge.gate._verdict import judge, judge_baseline, judge_runs, measure
 
 __all__ = [
@@ -56,5 +57,4 @@ __all__ = [
     "resolve_budget",
     "result_line",
     "verdict_json",
-    "verdict_text",
 ]

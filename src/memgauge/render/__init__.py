@@ -27,7 +27,7 @@ if TYPE_CHECKING:
         Table,
     )
     from memgauge.render._fit_html import HtmlFitRenderer, JsonFitRenderer
-    from memgauge.render._fit_terminal import TerminalFitRenderer, fit_trial_line
+    from memgauge.render._fit_text import MarkdownFitRenderer, TerminalFitRenderer, fit_trial_line
     from memgauge.render._format import MISSING, format_number, md_row, md_text, percent
     from memgauge.render._html import HtmlRenderer
     from memgauge.render._html_compare import HtmlComparisonRenderer, compare_chart_data
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         remedies_section,
     )
     from memgauge.render._remedies_text import (
+        MarkdownPredictionRenderer,
         MarkdownRemediesRenderer,
         TerminalPredictionRenderer,
         TerminalRemediesRenderer,
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     from memgauge.render._sweep_markdown import MarkdownSweepRenderer
     from memgauge.render._sweep_terminal import TerminalSweepRenderer
     from memgauge.render._terminal import TerminalRenderer
+    from memgauge.render._verdict import MarkdownVerdictRenderer, TerminalVerdictRenderer
 
 _NAMES = {
     "Block": "_document",
@@ -70,7 +72,7 @@ _NAMES = {
     "compared_rows": "_compare_document",
     "Heading": "_document",
     "Only": "_document",
-    "fit_trial_line": "_fit_terminal",
+    "fit_trial_line": "_fit_text",
     "format_number": "_format",
     "HtmlComparisonRenderer": "_html_compare",
     "compare_chart_data": "_html_compare",
@@ -88,10 +90,13 @@ _NAMES = {
     "JsonSweepRenderer": "_sweep_json",
     "Layout": "_layout",
     "MarkdownComparisonRenderer": "_compare",
+    "MarkdownFitRenderer": "_fit_text",
     "MarkdownPlanRenderer": "_plan",
+    "MarkdownPredictionRenderer": "_remedies_text",
     "MarkdownRemediesRenderer": "_remedies_text",
     "MarkdownRenderer": "_markdown",
     "MarkdownSweepRenderer": "_sweep_markdown",
+    "MarkdownVerdictRenderer": "_verdict",
     "md_row": "_format",
     "md_text": "_format",
     "MISSING": "_format",
@@ -106,12 +111,13 @@ _NAMES = {
     "sweep_json": "_sweep_json",
     "Table": "_document",
     "TerminalComparisonRenderer": "_compare",
-    "TerminalFitRenderer": "_fit_terminal",
+    "TerminalFitRenderer": "_fit_text",
     "TerminalPlanRenderer": "_plan",
     "TerminalPredictionRenderer": "_remedies_text",
     "TerminalRemediesRenderer": "_remedies_text",
     "TerminalRenderer": "_terminal",
     "TerminalSweepRenderer": "_sweep_terminal",
+    "TerminalVerdictRenderer": "_verdict",
     "text": "_html_page",
 }
 
@@ -138,10 +144,13 @@ __all__ = [
     "JsonSweepRenderer",
     "Layout",
     "MarkdownComparisonRenderer",
+    "MarkdownFitRenderer",
     "MarkdownPlanRenderer",
+    "MarkdownPredictionRenderer",
     "MarkdownRemediesRenderer",
     "MarkdownRenderer",
     "MarkdownSweepRenderer",
+    "MarkdownVerdictRenderer",
     "Only",
     "Paragraph",
     "Part",
@@ -155,6 +164,7 @@ __all__ = [
     "TerminalRemediesRenderer",
     "TerminalRenderer",
     "TerminalSweepRenderer",
+    "TerminalVerdictRenderer",
     "compare_chart_data",
     "compared_rows",
     "comparison_headline",

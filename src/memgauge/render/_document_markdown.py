@@ -80,18 +80,20 @@ def _heading(heading: Heading) -> str:
 
 def _line(line: Line) -> str:
     """The parts joined by spaces; bold where the terminal is bold (a failure: its bold red), the
-    spans of one weight together ("**container needs 1.2 GiB**"), code as code."""
-    out = []
-    for spans in line.parts:
-        runs: list[tuple[str, str]] = []  # (how it is marked, its text)
-        for span in spans:
+    spans of one weight together, across parts too ("**container needs 1.2 GiB**", a sentence in
+    bold one run, not a run a word), code as code."""
+    runs: list[tuple[str, str]] = []  # (how it is marked, its text)
+    for i, spans in enumerate(line.parts):
+        for j, span in enumerate(spans):
             mark = "**" if span.tone in _BOLD else "`" if span.tone == "code" else ""
+            space = " " if i and not j else ""  # between two parts
             if runs and runs[-1][0] == mark:
-                runs[-1] = (mark, runs[-1][1] + span.text)
+                runs[-1] = (mark, runs[-1][1] + space + span.text)
             else:
+                if space:
+                    runs.append(("", space))
                 runs.append((mark, span.text))
-        out.append("".join(md_code(t) if m == "`" else f"{m}{md_text(t)}{m}" for m, t in runs))
-    return " ".join(out)
+    return "".join(md_code(t) if m == "`" else f"{m}{md_text(t)}{m}" for m, t in runs)
 
 
 def _cell(column: Column, text: str) -> str:

@@ -1,6 +1,8 @@
 """The JSON and HTML reports of ``memgauge fit``. The JSON report is the record itself
-(``FitRecord.to_dict``); the HTML page draws each limited figure against the value with the
-fitted law and the budget's line (through the sweep page's growth charts), and lists the trials."""
+(``FitRecord.to_dict``); the HTML page shows the report document's sections (``_section_fit``:
+the answer, the trials, where they were not monotonic) and, its own, each limited figure drawn
+against the value with the fitted law and the budget's line (through the sweep page's growth
+charts)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ import shlex
 from typing import Any
 
 from memgauge.model import FitRecord
-from memgauge.render._fit_terminal import LABELS, UNITS, budget_text, figure, verdict_text
-from memgauge.render._format import esc, percent
+from memgauge.render._document_report import page_sections
+from memgauge.render._format import esc
 from memgauge.render._html_page import page
 from memgauge.render._html_sweep_charts import canvases
+from memgauge.render._section_fit import LABELS, UNITS, figure, fit_report
 from memgauge.render._sweep_json import finite
 
 _SAMPLES = 40
@@ -112,44 +115,11 @@ class HtmlFitRenderer:
     def render(self, record: FitRecord) -> str:
         command = shlex.join(record.command)
         charts = fit_charts(record)
-        name = esc(record.parameter)
-        answer = "nothing fits" if record.value is None else f"{name} = {record.value}"
-        if record.reason == "interrupted":
-            answer = (
-                "interrupted before a value was proven to fit"
-                if record.value is None
-                else f"{answer} (interrupted: the largest proven so far)"
-            )
-        elif record.reason == "tolerance":
-            answer += f" (within {percent(record.tolerance)})"
-        metrics = list(record.budget)
-        head = "".join(f'<th class="num">{esc(LABELS.get(m, m))}</th>' for m in metrics)
-        rows = []
-        for t in sorted(record.trials, key=lambda t: t.value):
-            cells = "".join(f'<td class="num">{esc(figure(m, t.figures.get(m)))}</td>' for m in metrics)
-            result = "fits" if t.fits else (f"failed: {t.error}" if t.error else "over " + ", ".join(t.over))
-            rows.append(f'<tr><td class="num">{t.value}</td>{cells}<td>{esc(result)}</td></tr>')
-        odd = "".join(
-            f"<li>{name}={n.value}: "
-            + (
-                f"fits although {name}={n.below} did not"
-                if n.metric == "fits"
-                else f"{esc(LABELS.get(n.metric, n.metric))} {esc(figure(n.metric, n.figure))}, below "
-                f"{esc(figure(n.metric, n.below_figure))} at {name}={n.below}"
-            )
-            + "</li>"
-            for n in record.non_monotonic
-        )
+        # the page names the command in its title; the answer heads its first section
+        first, *rest = fit_report(record).sections
+        curve = f'<section id="curve"><h2>The curve and the budget</h2>{canvases(charts)}</section>\n'
         body = (
             f"<header><h1>memgauge fit <code>{esc(command)}</code></h1></header>\n<main>"
-            f'<section id="answer"><h2>{answer}</h2>'
-            f"<p>budget: {esc(budget_text(record))}</p><p>{esc(verdict_text(record))}</p>"
-            f"<p>{record.runs} runs ({len(record.trials)} search)</p></section>"
-            f'<section id="curve"><h2>The curve and the budget</h2>{canvases(charts)}</section>'
-            f'<section id="trials"><h2>Trials</h2><table class="sortable"><thead><tr>'
-            f'<th class="num">{name}</th>{head}<th>result</th></tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table>"
-            + (f"<h3>Not monotonic</h3><ul>{odd}</ul>" if odd else "")
-            + "</section></main>"
+            f"{page_sections([first])}{curve}{page_sections(rest)}</main>"
         )
         return page(f"memgauge fit: {command}", body, finite({"kind": "sweep", "charts": charts}))

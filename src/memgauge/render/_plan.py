@@ -1,12 +1,15 @@
-"""The reports of ``memgauge plan``: terminal, markdown, HTML and JSON (the record itself). Every
-format shows the same statements (``_statements``) and the same two tables (members, runs)."""
+"""The reports of ``memgauge plan``: terminal, markdown, HTML and JSON (the record itself). The
+first three render one report document (``plan_report``): the headline, the statements and the
+two tables (the programs, the runs that verified the plan)."""
 
 from __future__ import annotations
 
 import json
 
 from memgauge.model import PlanRecord, PlanRun
-from memgauge.render._format import DASH, MISSING, esc, format_figure, md_table, percent
+from memgauge.render._document import Column, Heading, Section, Table
+from memgauge.render._document_report import Report, markdown_text, page_sections, sentence, terminal_text
+from memgauge.render._format import DASH, MISSING, esc, format_figure, percent
 from memgauge.render._html_page import page
 from memgauge.render._sweep_json import finite
 
@@ -69,22 +72,38 @@ def _statements(record: PlanRecord) -> list[str]:
     return out
 
 
-_MEMBER_HEADERS = ["program", "needs", "peak at", "runs for", "every", "from"]
-_RUN_HEADERS = ["run", "copies", "offsets", "plan says", "outcome", "group peak", "limit hit", "slowdown"]
+_MEMBER_COLUMNS = (
+    Column("program", role="name", most=40),
+    Column("needs"),
+    Column("peak at"),
+    Column("runs for"),
+    Column("every"),
+    Column("from", role="path"),
+)
+_RUN_COLUMNS = (
+    Column("run", role="name", most=24),
+    Column("copies"),
+    Column("offsets", role="label"),
+    Column("plan says"),
+    Column("outcome", role="words"),
+    Column("group peak"),
+    Column("limit hit"),
+    Column("slowdown"),
+)
 
 
-def _member_rows(record: PlanRecord) -> list[list[str]]:
-    return [
-        [
+def _member_rows(record: PlanRecord) -> tuple[tuple[str, ...], ...]:
+    return tuple(
+        (
             m.name,
             _b(m.need_bytes),
             _s(m.peak_at_seconds),
             _s(m.duration_seconds),
             _s(m.period_seconds) if m.period_seconds else MISSING,
             m.source,
-        ]
+        )
         for m in record.members
-    ]
+    )
 
 
 def _runs(record: PlanRecord) -> list[PlanRun]:
@@ -95,9 +114,9 @@ def _runs(record: PlanRecord) -> list[PlanRun]:
     return runs
 
 
-def _run_rows(record: PlanRecord) -> list[list[str]]:
-    return [
-        [
+def _run_rows(record: PlanRecord) -> tuple[tuple[str, ...], ...]:
+    return tuple(
+        (
             r.label,
             str(r.copies),
             _offsets(r.offsets_seconds) if len(r.offsets_seconds) <= 6 else f"{r.copies} offsets",
@@ -106,18 +125,21 @@ def _run_rows(record: PlanRecord) -> list[list[str]]:
             _b(r.peak_bytes),
             str(r.limit_hits),
             MISSING if r.slowdown is None else f"{r.slowdown:.2f}x",
-        ]
+        )
         for r in _runs(record)
-    ]
+    )
 
 
-def _text_table(headers: list[str], rows: list[list[str]], width: int) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    lines = []
-    for cells in [headers, *rows]:
-        line = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
-        lines.append(line if len(line) <= width else line[: width - 1] + "…")
-    return lines
+def plan_report(record: PlanRecord) -> Report:
+    statements = tuple(sentence(s, item=True) for s in _statements(record))
+    members = Table("", _MEMBER_COLUMNS, _member_rows(record), optional=("every", "runs for", "peak at"))
+    sections = [("answer", Section("The answer", statements)), ("members", Section("Programs", (members,)))]
+    if _runs(record):
+        title = f"verified together under {_b(record.machine_bytes)}, caches cold"
+        optional = ("offsets", "slowdown", "limit hit", "plan says")
+        runs = Table(title, _RUN_COLUMNS, _run_rows(record), optional=optional)
+        sections.append(("runs", Section(title, (runs,))))
+    return Report(Heading(headline(record), level=3), tuple(sections))
 
 
 class TerminalPlanRenderer:
@@ -126,22 +148,12 @@ class TerminalPlanRenderer:
         self.color = color
 
     def render(self, record: PlanRecord) -> str:
-        lines = [headline(record), *_statements(record), ""]
-        lines += _text_table(_MEMBER_HEADERS, _member_rows(record), self.width)
-        if _runs(record):
-            lines += ["", f"verified together under {_b(record.machine_bytes)}, caches cold:"]
-            lines += _text_table(_RUN_HEADERS, _run_rows(record), self.width)
-        return "\n".join(lines) + "\n"
+        return terminal_text(plan_report(record), self.width, self.color)
 
 
 class MarkdownPlanRenderer:
     def render(self, record: PlanRecord) -> str:
-        lines = [f"## {headline(record)}", "", *(f"- {s}" for s in _statements(record)), ""]
-        lines += md_table(_MEMBER_HEADERS, ["l", "r", "r", "r", "r", "l"], _member_rows(record))
-        if _runs(record):
-            lines += ["", f"Verified together under {_b(record.machine_bytes)}, caches cold:", ""]
-            lines += md_table(_RUN_HEADERS, ["l", "r", "l", "r", "l", "r", "r", "r"], _run_rows(record))
-        return "\n".join(lines) + "\n"
+        return markdown_text(plan_report(record))
 
 
 class JsonPlanRenderer:
@@ -149,25 +161,11 @@ class JsonPlanRenderer:
         return json.dumps(finite(record.to_dict()), indent=2) + "\n"
 
 
-def _html_table(headers: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in rows)
-    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-
-
 class HtmlPlanRenderer:
     def render(self, record: PlanRecord) -> str:
-        items = "".join(f"<li>{esc(s)}</li>" for s in _statements(record))
+        # the headline, the text reports' title, is the page's
         body = (
-            f"<header><h1>{esc(headline(record))}</h1></header>\n<main>"
-            f'<section id="answer"><h2>The answer</h2><ul class="notes">{items}</ul></section>'
-            f'<section id="members"><h2>Programs</h2>'
-            f"{_html_table(_MEMBER_HEADERS, _member_rows(record))}</section>"
+            f"<header><h1>{esc(headline(record))}</h1></header>\n"
+            f"<main>{page_sections(plan_report(record).sections)}</main>"
         )
-        if _runs(record):
-            body += (
-                f'<section id="runs"><h2>Verified together under {esc(_b(record.machine_bytes))}, caches '
-                f"cold</h2>{_html_table(_RUN_HEADERS, _run_rows(record))}</section>"
-            )
-        body += "</main>"
         return page("memgauge plan", body, {"kind": "sweep", "charts": []})

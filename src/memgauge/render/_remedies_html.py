@@ -1,5 +1,5 @@
-"""The remedy table as JSON (plain figures, bytes and seconds) and as an HTML table (a section a
-page can hold, or the whole page for ``--remedies`` alone)."""
+"""The remedy table as JSON (plain figures, bytes and seconds) and as an HTML section (the report
+document's, ``_section_remedies``), which the fit's page holds."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import json
 from typing import Any
 
 from memgauge.analysis import GpuPrediction, RemedyTable
-from memgauge.render._format import esc
-from memgauge.render._remedies_cells import HEADERS, cells, footnotes
-from memgauge.render._remedies_text import TITLE
+from memgauge.render._document_report import page_sections
+from memgauge.render._section_remedies import remedies_report
 
 
 def remedies_json(table: RemedyTable) -> dict[str, Any]:
@@ -33,15 +32,8 @@ class JsonRemediesRenderer:
 
 
 def remedies_section(table: RemedyTable) -> str:
-    """The table and its notes as an HTML fragment, every text escaped."""
-    head = "".join(f"<th>{esc(h)}</th>" for h in HEADERS)
-    rows = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells(row)) + "</tr>" for row in table.rows)
-    notes = "".join(f"<li>{esc(note)}</li>" for note in footnotes(table))
-    return (
-        f'<section id="remedies"><h2>{esc(TITLE)}</h2>'
-        f'<table class="remedies"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
-        f"<ul>{notes}</ul></section>"
-    )
+    """The table and its notes as a section of a page (the report document's), every text escaped."""
+    return page_sections(remedies_report(table).sections)
 
 
 class HtmlRemediesRenderer:

@@ -16,7 +16,7 @@ from typing import Any
 
 from memgauge._errors import UsageError
 from memgauge._files import write_output
-from memgauge.cli._common import emit, say
+from memgauge.cli._common import emit, say, terminal_width_color
 from memgauge.cli._parser import Parser
 
 TYPE_CHECKING = False
@@ -79,14 +79,21 @@ def what_if_alone(args: argparse.Namespace, program: list[str]) -> None:
         raise UsageError("nothing to run: give a script or -m MODULE")
     if not args.param or args.what_if_at is None:
         raise UsageError("without --budget, give the parameter and its value: --param NAME --what-if-at N")
-    run_what_if(args, ["-m", args.module] if args.module else [args.script], program, None, None)
+    run_what_if(args, ["-m", args.module] if args.module else [args.script], program, None, None, alone=True)
 
 
 def run_what_if(
-    args: argparse.Namespace, target: list[str], program: list[str], found: int | None, budget: float | None
+    args: argparse.Namespace,
+    target: list[str],
+    program: list[str],
+    found: int | None,
+    budget: float | None,
+    *,
+    alone: bool = False,
 ) -> None:
-    """Run what was asked, print it after the fit's report, and add it to the ``--json`` record
-    (``"remedies"``, ``"prediction"``). ``budget``: the resident budget (``rss=``), if any."""
+    """Run what was asked, print it after the fit's report (``alone``: there is none), and add it to
+    the ``--json`` record (``"remedies"``, ``"prediction"``). ``budget``: the resident budget
+    (``rss=``), if any."""
     from memgauge import render
     from memgauge._units import parse_bytes
     from memgauge.runner import parse_target
@@ -99,6 +106,9 @@ def run_what_if(
     run_target: Target = parse_target([*target, *program])
     added: dict[str, Any] = {}
     texts: list[str] = []
+    # in the fit report's format: Markdown after a Markdown report, else laid out as the terminal's
+    markdown = args.format == "md"
+    width, color = terminal_width_color(args)
     if args.remedies is not None:
         plan = RemedyPlan(
             run_target,
@@ -110,7 +120,10 @@ def run_what_if(
             cwd=os.getcwd(),
         )
         table = run_remedies(plan, None if args.quiet else (lambda name: say(f"remedy run: {name}\n")))
-        texts.append(render.TerminalRemediesRenderer().render(table))
+        if markdown:
+            texts.append(render.MarkdownRemediesRenderer().render(table))
+        else:
+            texts.append(render.TerminalRemediesRenderer(width, color).render(table))
         added["remedies"] = render.remedies_json(table)
     if args.predict_gpu is not None:
         try:
@@ -118,24 +131,30 @@ def run_what_if(
         except ValueError:
             raise UsageError(f"--predict-gpu takes a size such as 80GiB, not {args.predict_gpu!r}") from None
         prediction = predict_gpu(run_target, args.param, value, size, os.getcwd())
-        texts.append(render.TerminalPredictionRenderer().render(prediction, args.param))
+        if markdown:
+            texts.append(render.MarkdownPredictionRenderer().render(prediction, args.param))
+        else:
+            texts.append(render.TerminalPredictionRenderer(width, color).render(prediction, args.param))
         added["prediction"] = render.prediction_json(prediction)
     if (args.format or "terminal") == "json":
         texts = []  # stdout holds the fit's JSON alone; the what-if figures go to --json
         if not args.json:
             say("the remedies and the prediction are written with --json PATH\n")
-    _append(args, texts, added)
+    _append(args, texts, added, after=not alone)
     if args.html and "remedies" in added and os.path.exists(args.html):
         _add_to_page(args.html, render.remedies_section(table))
 
 
-def _append(args: argparse.Namespace, texts: list[str], added: dict[str, Any]) -> None:
-    """The what-if texts after the fit's report, its figures into the fit's ``--json`` record
-    (each written just before, where asked)."""
+def _append(args: argparse.Namespace, texts: list[str], added: dict[str, Any], *, after: bool) -> None:
+    """The what-if texts after the fit's report (``after``), a blank line between (in Markdown, a
+    line straight under a table would be a row of it), its figures into the fit's ``--json``
+    record (each written just before, where asked)."""
     text = "\n".join(texts)
-    if texts and args.output and os.path.exists(args.output):
+    if texts and after and args.output and os.path.exists(args.output):
         with open(args.output, encoding="utf-8") as f:
             text = f.read() + "\n" + text
+    elif texts and after:
+        text = "\n" + text
     if texts:
         emit(text, args.output)
     if args.json:

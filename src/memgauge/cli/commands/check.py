@@ -104,8 +104,8 @@ class CheckCommand:
         format_option(
             p,
             "verdict",
-            "terminal (default: the verdict's table), json (the verdict), bmf (Bencher Metric "
-            "Format, for dashboards)",
+            "terminal (default: the verdict's table), md (the same as Markdown, for a pull-request "
+            "comment), json (the verdict), bmf (Bencher Metric Format, for dashboards)",
             default="terminal",
             # "text" was this option's spelling before every command said "terminal"
             type=renamed_value("--format", {"text": "terminal"}),

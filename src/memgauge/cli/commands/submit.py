@@ -230,10 +230,14 @@ def _outputs(client: Client, sub: dict[str, Any], args: argparse.Namespace) -> N
 
 def _limits_text(doc: Any) -> str:
     """The verdict's limits as ``memgauge check`` prints them (sizes and times in units)."""
-    from memgauge.gate import Verdict, format_amount, verdict_text
+    from memgauge.cli._formats import FORMATS, Judged, Look, need
+    from memgauge.gate import Verdict, format_amount
 
     try:
-        return "".join(f"  {line}\n" for line in verdict_text(Verdict.from_dict(doc)).splitlines())
+        judged = Judged(Verdict.from_dict(doc), [], "")
+        # indented under the submission's line, within 100 columns
+        text = need(FORMATS["terminal"].verdict, "terminal")(judged, Look(width=98))
+        return "".join(f"  {line}\n" for line in text.splitlines())
     except (ValueError, TypeError, AttributeError):
         lines = []
         for r in doc.get("results", []) if isinstance(doc, dict) else []:
