@@ -15,6 +15,7 @@ from memgauge.model import (
     ProcessRecord,
     Profile,
 )
+from memgauge.sections.torch import TorchMemory, TorchStep
 
 MIB = 1 << 20
 
@@ -132,3 +133,17 @@ def legacy_profile(data: dict[str, Any], version: int) -> dict[str, Any]:
     caller's part."""
     rest = {k: v for k, v in data.items() if k not in ("format", "version")}
     return {"schema_version": version, **rest}
+
+
+def torch_run(peak: int, seconds: list[float], activations: int = 0) -> TorchMemory:
+    """A run's torch part: a tensor peak, steps of these durations each reaching it, and the
+    roles at the peak (the gradients, 10 MiB, exist after each backward, not at the peak: set to
+    None before forward)."""
+    roles = {"parameters": 10 * MIB, "gradients": 0, "activations": activations}
+    steps = [
+        TorchStep(index=i, start_seconds=float(i), seconds=s, peak_bytes=peak) for i, s in enumerate(seconds)
+    ]
+    most = {**roles, "gradients": 10 * MIB}
+    return TorchMemory(
+        mode="summary", pid=1, peak_bytes=peak, peak_by_role=roles, max_by_role=most, steps=steps
+    )

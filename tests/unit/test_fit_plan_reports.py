@@ -29,8 +29,7 @@ from memgauge.render import (
     TerminalPredictionRenderer,
     TerminalRemediesRenderer,
 )
-from memgauge.sections.torch import TorchMemory, TorchStep
-from tests.factories import MIB, make_profile
+from tests.factories import MIB, make_profile, torch_run
 from tests.unit.test_plan import spike
 
 
@@ -217,19 +216,8 @@ def test_the_plan_reports_say_the_same_from_one_document() -> None:
 # -- the remedies and the prediction ---------------------------------------------------------------
 
 
-def _run(peak: int, seconds: list[float], activations: int = 0) -> TorchMemory:
-    roles = {"parameters": 10 * MIB, "gradients": 0, "activations": activations}
-    steps = [
-        TorchStep(index=i, start_seconds=float(i), seconds=s, peak_bytes=peak) for i, s in enumerate(seconds)
-    ]
-    most = {**roles, "gradients": 10 * MIB}
-    return TorchMemory(
-        mode="summary", pid=1, peak_bytes=peak, peak_by_role=roles, max_by_role=most, steps=steps
-    )
-
-
 def test_every_remedies_renderer_shows_the_rows_and_the_reasons() -> None:
-    profile = make_profile(rss=300 * MIB, torch=_run(100 * MIB, [1.0, 1.0], activations=60 * MIB))
+    profile = make_profile(rss=300 * MIB, torch=torch_run(100 * MIB, [1.0, 1.0], activations=60 * MIB))
     table = remedy_table(
         [
             RemedyMeasure("baseline", profile, batch=64),
@@ -259,8 +247,8 @@ def test_every_remedies_renderer_shows_the_rows_and_the_reasons() -> None:
 
 
 def test_a_narrow_terminal_keeps_each_remedys_name_and_its_changes() -> None:
-    profile = make_profile(rss=300 * MIB, torch=_run(100 * MIB, [1.0, 1.0], activations=60 * MIB))
-    half = make_profile(rss=250 * MIB, torch=_run(50 * MIB, [0.5, 0.5], activations=30 * MIB))
+    profile = make_profile(rss=300 * MIB, torch=torch_run(100 * MIB, [1.0, 1.0], activations=60 * MIB))
+    half = make_profile(rss=250 * MIB, torch=torch_run(50 * MIB, [0.5, 0.5], activations=30 * MIB))
     table = remedy_table(
         [
             RemedyMeasure("baseline", profile, batch=64, half=half, half_batch=32),
@@ -322,7 +310,7 @@ def test_the_table_goes_into_the_fit_page_before_its_data(tmp_path: Path) -> Non
 
     page = tmp_path / "fit.html"
     page.write_text(HtmlFitRenderer().render(fit_record()))
-    profile = make_profile(rss=300 * MIB, torch=_run(100 * MIB, [1.0, 1.0]))
+    profile = make_profile(rss=300 * MIB, torch=torch_run(100 * MIB, [1.0, 1.0]))
     _add_to_page(str(page), remedies_section(remedy_table([RemedyMeasure("baseline", profile, batch=8)])))
     text = page.read_text()
     assert text.index('<section id="remedies">') < text.index(

@@ -22,10 +22,9 @@ from memgauge.analysis import (
     remedy_table,
 )
 from memgauge.render import TerminalPredictionRenderer
-from memgauge.sections.torch import TorchMemory, TorchStep
 from memgauge.sections.torch._capture_remedies import Remedies
 from memgauge.sections.torch._capture_track import Tracker
-from tests.factories import MIB, make_profile
+from tests.factories import MIB, make_profile, torch_run
 from tests.torch_tracking import connected
 
 W, B, DEPTH = 64, 256, 4
@@ -130,23 +129,11 @@ def test_offload_is_not_applied_on_the_cpu_and_says_why(tmp_path: Path) -> None:
     assert "cannot lower the peak" in report["not_applied"][0]
 
 
-def _run(peak: int, rss: int, seconds: list[float], activations: int = 0) -> TorchMemory:
-    roles = {"parameters": 10 * MIB, "gradients": 0, "activations": activations}
-    steps = [
-        TorchStep(index=i, start_seconds=float(i), seconds=s, peak_bytes=peak) for i, s in enumerate(seconds)
-    ]
-    # the gradients (10 MiB) exist after each backward, not at the peak (set to None before forward)
-    most = {**roles, "gradients": 10 * MIB}
-    return TorchMemory(
-        mode="summary", pid=1, peak_bytes=peak, peak_by_role=roles, max_by_role=most, steps=steps
-    )
-
-
 def test_the_table_compares_each_remedy_with_the_baseline() -> None:
     def measure(name: str, peak: int, seconds: list[float], batch: int, k: int = 1) -> RemedyMeasure:
         rss = 200 * MIB + peak
-        half = make_profile(rss=200 * MIB + peak // 2, torch=_run(peak // 2, 0, seconds))
-        profile = make_profile(rss=rss, torch=_run(peak, rss, seconds))
+        half = make_profile(rss=200 * MIB + peak // 2, torch=torch_run(peak // 2, seconds))
+        profile = make_profile(rss=rss, torch=torch_run(peak, seconds))
         return RemedyMeasure(name, profile, batch=batch, steps_per_update=k, half=half, half_batch=batch // 2)
 
     table = remedy_table(
