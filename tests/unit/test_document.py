@@ -369,3 +369,30 @@ def test_a_narrow_terminal_leaves_out_the_ratios_then_the_deltas() -> None:
     narrower = _compare_formats(Section("", (table,)), 58)["terminal"]
     assert narrower.count("Δ") == 1 and "+100 MiB" not in narrower and "-50.0 MiB" in narrower
     assert max(len(line) for line in narrower.splitlines()) <= 58
+
+
+# -- the profile report's blocks ------------------------------------------------------------------
+
+
+def _sums() -> Section:
+    from memgauge.render._document import Notes, Span, Sum, Sums
+
+    terms = ((Span("peak "), Span("600 MiB", "figure")), (Span("= base 30 MiB"),), (Span("+ heap 570 MiB"),))
+    second = ((Span("peak 9 MiB"),), (Span("= base 9 MiB"),))
+    return Section("", (Sums((Sum(terms, ("pages never written",)), Sum(second))), Notes(("one", "two"))))
+
+
+def test_a_sum_keeps_its_terms_whole_under_its_equals_and_notes_are_cautions_in_every_format() -> None:
+    wide = _compare_formats(_sums(), 100)
+    assert "  peak 600 MiB = base 30 MiB + heap 570 MiB\n    pages never written\n" in wide["terminal"]
+    assert "note: one\nnote: two" in wide["terminal"]
+    # too narrow for one line: the figure and its first part, then the rest under the '='
+    narrow = _compare_formats(_sums(), 30)["terminal"]
+    assert "  peak 600 MiB = base 30 MiB\n               + heap 570 MiB\n" in narrow
+    # Markdown: the sums one list, their notes under their items; the notes a paragraph each
+    md = wide["markdown"]
+    assert "- peak 600 MiB = base 30 MiB + heap 570 MiB\n  - pages never written\n- peak 9 MiB" in md
+    assert "> note: one\n>\n> note: two" in md
+    # the page: a paragraph each, the figure in bold; the notes a list
+    assert '<p class="reconcile">peak <b>600 MiB</b> = base 30 MiB + heap 570 MiB</p>' in wide["html"]
+    assert "<li>pages never written</li>" in wide["html"] and "<li>one</li><li>two</li>" in wide["html"]

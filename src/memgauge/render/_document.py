@@ -244,8 +244,52 @@ class Breaks:
     quote: bool = False
 
 
+# -- the profile report's blocks ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sum:
+    """A figure as the sum of its parts: ``terms``, the figure then each part (a sign, a name, a
+    figure), each never broken; ``notes``: remarks under it. A span's "figure" tone is bold on the
+    page; the text reports set the terms as they are."""
+
+    terms: tuple[tuple[Span, ...], ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Sums:
+    """Sums one after another (each process's peak reconciled): in the terminal, each on as few
+    lines as the width allows, the lines after its first under its '=' (or a short indent where
+    that is past the middle) and its notes indented under it; one list in Markdown (the notes a
+    list under their sum's item); a paragraph each on the page, its notes a list."""
+
+    sums: tuple[Sum, ...]
+
+
+@dataclass(frozen=True)
+class Notes:
+    """Cautions about the figures above: "note: ..." lines in the terminal (yellow), a quote in
+    Markdown (a paragraph each), a list on the page."""
+
+    texts: tuple[str, ...]
+
+
 Block = (
-    Heading | Line | Sparkline | Table | Paragraph | Items | Finding | Chart | Only | Compared | Runs | Breaks
+    Heading
+    | Line
+    | Sparkline
+    | Table
+    | Paragraph
+    | Items
+    | Finding
+    | Chart
+    | Only
+    | Compared
+    | Runs
+    | Breaks
+    | Sums
+    | Notes
 )
 
 

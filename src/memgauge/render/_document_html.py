@@ -17,12 +17,14 @@ from memgauge.render._document import (
     Heading,
     Items,
     Line,
+    Notes,
     Only,
     Paragraph,
     Runs,
     Section,
     Span,
     Sparkline,
+    Sums,
     Table,
 )
 from memgauge.render._format import esc
@@ -71,6 +73,8 @@ def _form(block: Block) -> str:
         return f'<div class="chart"><canvas id="{esc(block.id)}"></canvas></div>'
     if isinstance(block, Compared | Runs | Breaks):
         return _compare_form(block)
+    if isinstance(block, Sums | Notes):
+        return _profile_form(block)
     raise TypeError(f"no HTML form for {block!r}")
 
 
@@ -164,3 +168,22 @@ def _change(f: Change) -> Cell:
         return Cell(esc(f.value), f.sort)
     change = f.delta + ("" if f.ratio is None else f" · {f.ratio}")
     return Cell(f'{esc(f.value)}<br><small class="{f.tone}">{esc(change)}</small>', f.sort)
+
+
+# -- the profile report's blocks -----------------------------------------------------------------
+
+
+def _profile_form(block: Sums | Notes) -> str:
+    if isinstance(block, Notes):
+        return items(block.texts)
+    return "".join(
+        '<p class="reconcile">'
+        + " ".join("".join(_sum_span(span) for span in term) for term in one.terms)
+        + "</p>"
+        + items(one.notes)
+        for one in block.sums
+    )
+
+
+def _sum_span(span: Span) -> str:
+    return f"<b>{esc(span.text)}</b>" if span.tone == "figure" else esc(span.text)

@@ -22,6 +22,8 @@ from memgauge.analysis import (
     top_processes,
 )
 from memgauge.model import Profile
+from memgauge.render._document import Section
+from memgauge.render._document_html import section_part
 from memgauge.render._format import esc, format_peak, format_rate
 from memgauge.render._html_page import (
     NA,
@@ -29,7 +31,6 @@ from memgauge.render._html_page import (
     Part,
     code,
     heat,
-    items,
     nbytes,
     seconds,
     share,
@@ -37,6 +38,7 @@ from memgauge.render._html_page import (
     table,
     text,
 )
+from memgauge.render._section_lines import reconciliation
 from memgauge.render._text import imports_title, processes_title
 
 MAX_PHASE_BARS = 20  # phase names on the share-of-wall-time chart (220 px high)
@@ -161,17 +163,10 @@ def allocation(v: ProfileView) -> Part | None:
     ]
     headers = [("live", True), ("of peak", True), ("pid", True)]
     headers += [("line", False), ("function", False), ("source", False)]
-    rec = [
-        f'<p class="reconcile">process {r.pid}: '
-        f"peak <b>{esc(format_bytes(r.resident_peak_bytes))}</b>"
-        f" = baseline {esc(format_bytes(r.baseline_bytes))}"
-        f" + allocations {esc(format_bytes(r.allocation_peak_bytes))}"
-        f" - never written {esc(format_bytes(r.untouched_bytes))}"
-        f" + other {esc(format_bytes(r.other_bytes))}</p>" + items(r.notes)
-        for r in v.profile.reconciliation
-    ]
+    # the reconciliation of each process's peak: the document's, as the text reports have it
+    rec = section_part(Section("", reconciliation(v.profile))).content
     return Part(
-        table(headers, body) + "".join(rec),
+        table(headers, body) + rec,
         f"allocation peak {format_bytes(alloc.bytes)}, live at it",
         "From memray: heap allocations alive at each process's allocation peak.",
     )

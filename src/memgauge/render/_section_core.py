@@ -1,6 +1,7 @@
-"""The core report's processes table and its advice, built once on the report document
-(``_document``). Each report places them where it has them (the terminal and Markdown reports the
-processes after the phases and the advice at the end; the page its advice first); the page draws
+"""The core report's processes table, the peak's notes, its advice and the footer of memgauge's
+own cost, built once on the report document (``_document``). Each report places them where it has
+them (the terminal and Markdown reports the processes after the phases and the advice at the end;
+the page its advice first, the notes in its summary; only the terminal has the footer); the page draws
 its own processes table, with a process's parent, start and lifetime, sorted by value
 (``_html_tables``)."""
 
@@ -9,8 +10,8 @@ from __future__ import annotations
 import shlex
 
 from memgauge._units import format_bytes, format_seconds
-from memgauge.analysis import advise, top_processes
-from memgauge.render._document import Column, Finding, Heading, Section, Table
+from memgauge.analysis import advise, overhead_summary, top_processes
+from memgauge.render._document import Column, Finding, Heading, Notes, Only, Paragraph, Section, Table
 from memgauge.render._text import processes_title
 
 TYPE_CHECKING = False
@@ -59,3 +60,25 @@ def advice_section(p: Profile, cwd: str | None) -> Section | None:
         for a in found
     )
     return Section(ADVICE, (Heading(ADVICE), *findings), note=ADVICE_NOTE)
+
+
+def peak_notes(p: Profile) -> Section | None:
+    """What may make the peak's figures less than exact (processes ended between samples)."""
+    return Section("", (Notes(tuple(p.peak.notes)),)) if p.peak.notes else None
+
+
+def overhead_footer(p: Profile) -> Section | None:
+    """What measuring cost: memgauge's time around the program and its own CPU. The terminal's
+    alone: the Markdown report and the page are read apart from the run, and diffed (Markdown)."""
+    summary = overhead_summary(p)
+    if summary is None:
+        return None
+    steps = ", ".join(f"{name} {format_seconds(s)}" for name, s in summary.before)
+    after = ", ".join(f"{name} {format_seconds(s)}" for name, s in summary.after)
+    parts = ", ".join(f"{name} {format_seconds(s)}" for name, s in summary.cpu)
+    text = (
+        f"memgauge's own cost: {format_seconds(summary.before_seconds)} before the program's first "
+        f"line ({steps}), {format_seconds(summary.after_seconds)} after its last ({after}); "
+        f"CPU {format_seconds(summary.cpu_seconds)} ({parts})"
+    )
+    return Section("", (Only(("terminal",), (Paragraph(text, "dim"),)),))
