@@ -396,3 +396,16 @@ def test_a_sum_keeps_its_terms_whole_under_its_equals_and_notes_are_cautions_in_
     # the page: a paragraph each, the figure in bold; the notes a list
     assert '<p class="reconcile">peak <b>600 MiB</b> = base 30 MiB + heap 570 MiB</p>' in wide["html"]
     assert "<li>pages never written</li>" in wide["html"] and "<li>one</li><li>two</li>" in wide["html"]
+
+
+def test_cards_open_the_page_and_the_text_reports_leave_them_out() -> None:
+    from memgauge.render._document import Card, Cards
+
+    section = Section("", (Cards((Card("peak", "1 GiB", "exact", "peak"), Card("wall", "2 s"))),))
+    shown = _compare_formats(section)
+    assert shown["terminal"] == "" and shown["markdown"] == ""
+    assert (
+        '<div class="cards"><div class="card peak"><div class="label">peak</div>'
+        '<div class="value">1 GiB</div><div class="sub">exact</div></div>'
+    ) in shown["html"]
+    assert '<div class="card "><div class="label">wall</div>' in shown["html"]

@@ -275,6 +275,24 @@ class Notes:
     texts: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Card:
+    """A figure in a box: its ``label``, its ``value``, the line under it (``sub``) and the page's
+    class for the box ("peak", "good", "bad" or none)."""
+
+    label: str
+    value: str
+    sub: str = ""
+    cls: str = ""
+
+
+@dataclass(frozen=True)
+class Cards:
+    """The figures that open the page, in boxes; the text reports say them in their header."""
+
+    cards: tuple[Card, ...]
+
+
 Block = (
     Heading
     | Line
@@ -290,6 +308,7 @@ Block = (
     | Breaks
     | Sums
     | Notes
+    | Cards
 )
 
 

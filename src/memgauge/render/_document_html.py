@@ -9,6 +9,7 @@ from memgauge.analysis import sparkline
 from memgauge.render._document import (
     Block,
     Breaks,
+    Cards,
     Change,
     Chart,
     Column,
@@ -28,7 +29,7 @@ from memgauge.render._document import (
     Table,
 )
 from memgauge.render._format import esc
-from memgauge.render._html_page import Cell, Part, code, items, table, text
+from memgauge.render._html_page import Cell, Part, cards, code, items, table, text
 
 
 def _id(anchor: str) -> str:
@@ -73,7 +74,7 @@ def _form(block: Block) -> str:
         return f'<div class="chart"><canvas id="{esc(block.id)}"></canvas></div>'
     if isinstance(block, Compared | Runs | Breaks):
         return _compare_form(block)
-    if isinstance(block, Sums | Notes):
+    if isinstance(block, Sums | Notes | Cards):
         return _profile_form(block)
     raise TypeError(f"no HTML form for {block!r}")
 
@@ -173,7 +174,9 @@ def _change(f: Change) -> Cell:
 # -- the profile report's blocks -----------------------------------------------------------------
 
 
-def _profile_form(block: Sums | Notes) -> str:
+def _profile_form(block: Sums | Notes | Cards) -> str:
+    if isinstance(block, Cards):
+        return f'<div class="cards">{cards([(c.label, c.value, c.sub, c.cls) for c in block.cards])}</div>'
     if isinstance(block, Notes):
         return items(block.texts)
     return "".join(

@@ -10,6 +10,7 @@ from memgauge.analysis import sparkline
 from memgauge.render._document import (
     Block,
     Breaks,
+    Cards,
     Chart,
     Column,
     Compared,
@@ -70,7 +71,7 @@ def _form(block: Block) -> list[str]:
         return _finding(block)
     if isinstance(block, Compared | Runs | Breaks):
         return _compare_form(block)
-    if isinstance(block, Sums | Notes):
+    if isinstance(block, Sums | Notes | Cards):
         return _profile_form(block)
     raise TypeError(f"no Markdown form for {block!r}")
 
@@ -183,7 +184,9 @@ def _compared(block: Compared) -> list[str]:
 # -- the profile report's blocks -----------------------------------------------------------------
 
 
-def _profile_form(block: Sums | Notes) -> list[str]:
+def _profile_form(block: Sums | Notes | Cards) -> list[str]:
+    if isinstance(block, Cards):  # the page's: the header says the same figures
+        return []
     if isinstance(block, Notes):
         # a paragraph each, in one quote
         return "\n>\n".join(f"> note: {md_text(note)}" for note in block.texts).split("\n")

@@ -15,6 +15,7 @@ from memgauge.analysis import sparkline
 from memgauge.render._document import (
     Block,
     Breaks,
+    Cards,
     Change,
     Chart,
     Column,
@@ -79,7 +80,7 @@ def print_section(out: Console, section: Section, width: int) -> None:
         elif isinstance(block, Items):
             for line in block.texts:
                 out.print(Text(line, style="dim"))
-        elif isinstance(block, Sums | Notes):
+        elif isinstance(block, Sums | Notes | Cards):
             _print_profile(out, block, width)
         elif not isinstance(block, Chart):  # a chart is the page's alone
             out.print(_form(block, width))
@@ -246,7 +247,9 @@ def _change_cells(f: Change, changes: bool) -> list[Text]:
 # -- the profile report's blocks -----------------------------------------------------------------
 
 
-def _print_profile(out: Console, block: Sums | Notes, width: int) -> None:
+def _print_profile(out: Console, block: Sums | Notes | Cards, width: int) -> None:
+    if isinstance(block, Cards):  # the page's: the header says the same figures
+        return
     if isinstance(block, Notes):
         for note in block.texts:
             out.print(Text(f"note: {note}", style="yellow"))
