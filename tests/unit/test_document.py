@@ -409,3 +409,14 @@ def test_cards_open_the_page_and_the_text_reports_leave_them_out() -> None:
         '<div class="value">1 GiB</div><div class="sub">exact</div></div>'
     ) in shown["html"]
     assert '<div class="card "><div class="label">wall</div>' in shown["html"]
+
+
+def test_the_page_sorts_a_cell_by_its_key_and_a_missing_one_by_nothing() -> None:
+    keyed = Table("t", (Column("n"), Column("peak")), (("1", "2 MiB"), ("—", "1 MiB")))
+    keyed = Table(keyed.title, keyed.columns, keyed.rows, sorts=(("1", 2 * MIB), (None, MIB)))
+    shown = _compare_formats(Section("", (keyed,)))
+    assert '<td class="num" data-v="2097152">2 MiB</td>' in shown["html"]
+    assert '<td class="num">—</td>' in shown["html"]
+    assert "2 MiB" in shown["terminal"] and "| 1 | 2 MiB |" in shown["markdown"]
+    with pytest.raises(ValueError, match="sort key"):
+        Table("t", (Column("n"),), (("1",),), sorts=((),))

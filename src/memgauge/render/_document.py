@@ -76,6 +76,9 @@ class Table:
     # where set, the terminal says after the table which optional columns it left out, after
     # these words ("left out to fit the width"), each by its column's ``short``
     left_out: str = ""
+    # what the page sorts each cell by, row by row (None: nothing, a missing value); empty: each
+    # cell by its text. The text reports have no sorting
+    sorts: tuple[tuple[float | str | None, ...], ...] = ()
 
     def __post_init__(self) -> None:
         for row in self.rows:
@@ -85,6 +88,8 @@ class Table:
             raise ValueError(f"{len(self.depths)} depths for {len(self.rows)} rows")
         if self.tones and [len(t) for t in self.tones] != [len(r) for r in self.rows]:
             raise ValueError("a tone for each cell of each row, or none")
+        if self.sorts and [len(k) for k in self.sorts] != [len(r) for r in self.rows]:
+            raise ValueError("a sort key for each cell of each row, or none")
 
 
 @dataclass(frozen=True)

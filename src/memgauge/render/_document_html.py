@@ -103,6 +103,8 @@ def _table(block: Table) -> str:
         rows.append([_cell(c, v) for c, v in zip(block.columns, cells, strict=True)])
     for shown, tones in zip(rows, block.tones, strict=False):
         shown[:] = [_toned(cell, tone) for cell, tone in zip(shown, tones, strict=True)]
+    for shown, keys in zip(rows, block.sorts, strict=False):
+        shown[:] = [Cell(cell.html, key) for cell, key in zip(shown, keys, strict=True)]
     return table(headers, rows, cls=block.cls)
 
 
