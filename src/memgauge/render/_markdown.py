@@ -23,12 +23,6 @@ class MarkdownRenderer:
         self.max_phases = max_phases
 
     def render(self, profile: Profile) -> str:
-        sections = report_sections(
-            profile,
-            self.cwd,
-            max_lines=self.max_lines,
-            max_processes=self.max_processes,
-            max_phases=self.max_phases,
-        )
+        sections = report_sections(profile, self)
         blocks = [block for section in sections for block in section_blocks(section)]
         return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"

@@ -11,20 +11,30 @@ from memgauge.render._sections import SECTIONS as DOCUMENT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from memgauge.model import Profile
     from memgauge.render._document import Section
 
+    class Limits(Protocol):
+        """A text renderer's options: how many rows of each table, and the directory paths are
+        shown from."""
 
-def report_sections(
-    p: Profile, cwd: str | None, *, max_lines: int, max_processes: int, max_phases: int
-) -> list[Section]:
+        cwd: str | None
+        max_lines: int
+        max_processes: int
+        max_phases: int
+
+
+def report_sections(p: Profile, limits: Limits) -> list[Section]:
     """The header, the phases, the processes, the lines holding the peaks (the allocation peak's
     reconciled), the section folders' (torch, training, I/O, GPU), the CPU, waiting, leaking and
     held lines, the slowest imports, the peak's notes, the advice and memgauge's own cost."""
+    cwd, max_lines = limits.cwd, limits.max_lines
     built = [
         header_section(p),
-        phases_table(p, max_phases),
-        processes_table(p, max_processes),
+        phases_table(p, limits.max_phases),
+        processes_table(p, limits.max_processes),
         held_lines(p, cwd, max_lines),
         allocation_lines(p, cwd, max_lines),
         *(section for _, section in DOCUMENT.built(p)),

@@ -31,13 +31,7 @@ class TerminalRenderer:
     def render(self, profile: Profile) -> str:
         buf = io.StringIO()
         out = console(buf, self.width, self.color)
-        sections = report_sections(
-            profile,
-            self.cwd,
-            max_lines=self.max_lines,
-            max_processes=self.max_processes,
-            max_phases=self.max_phases,
-        )
+        sections = report_sections(profile, self)
         for section in sections:
             print_section(out, section, self.width)
         return buf.getvalue()
