@@ -399,3 +399,54 @@ def test_a_whole_report_renders_its_title_and_sections_in_every_format() -> None
     assert page.startswith('<section id="answer"><h2>N = 8</h2><p><span class="bad">budget:</span> ')
     assert '<section id="trials"><h2>trials</h2><table class="sortable ">' in page
     assert "<h3>" not in page and "memgauge toy" not in page
+
+
+# -- the profile report's blocks ------------------------------------------------------------------
+
+
+def _sums() -> Section:
+    from memgauge.render._document import Notes, Span, Sum, Sums
+
+    terms = ((Span("peak "), Span("600 MiB", "figure")), (Span("= base 30 MiB"),), (Span("+ heap 570 MiB"),))
+    second = ((Span("peak 9 MiB"),), (Span("= base 9 MiB"),))
+    return Section("", (Sums((Sum(terms, ("pages never written",)), Sum(second))), Notes(("one", "two"))))
+
+
+def test_a_sum_keeps_its_terms_whole_under_its_equals_and_notes_are_cautions_in_every_format() -> None:
+    wide = _compare_formats(_sums(), 100)
+    assert "  peak 600 MiB = base 30 MiB + heap 570 MiB\n    pages never written\n" in wide["terminal"]
+    assert "note: one\nnote: two" in wide["terminal"]
+    # too narrow for one line: the figure and its first part, then the rest under the '='
+    narrow = _compare_formats(_sums(), 30)["terminal"]
+    assert "  peak 600 MiB = base 30 MiB\n               + heap 570 MiB\n" in narrow
+    # Markdown: the sums one list, their notes under their items; the notes a paragraph each
+    md = wide["markdown"]
+    assert "- peak 600 MiB = base 30 MiB + heap 570 MiB\n  - pages never written\n- peak 9 MiB" in md
+    assert "> note: one\n>\n> note: two" in md
+    # the page: a paragraph each, the figure in bold; the notes a list
+    assert '<p class="reconcile">peak <b>600 MiB</b> = base 30 MiB + heap 570 MiB</p>' in wide["html"]
+    assert "<li>pages never written</li>" in wide["html"] and "<li>one</li><li>two</li>" in wide["html"]
+
+
+def test_cards_open_the_page_and_the_text_reports_leave_them_out() -> None:
+    from memgauge.render._document import Card, Cards
+
+    section = Section("", (Cards((Card("peak", "1 GiB", "exact", "peak"), Card("wall", "2 s"))),))
+    shown = _compare_formats(section)
+    assert shown["terminal"] == "" and shown["markdown"] == ""
+    assert (
+        '<div class="cards"><div class="card peak"><div class="label">peak</div>'
+        '<div class="value">1 GiB</div><div class="sub">exact</div></div>'
+    ) in shown["html"]
+    assert '<div class="card "><div class="label">wall</div>' in shown["html"]
+
+
+def test_the_page_sorts_a_cell_by_its_key_and_a_missing_one_by_nothing() -> None:
+    keyed = Table("t", (Column("n"), Column("peak")), (("1", "2 MiB"), ("—", "1 MiB")))
+    keyed = Table(keyed.title, keyed.columns, keyed.rows, sorts=(("1", 2 * MIB), (None, MIB)))
+    shown = _compare_formats(Section("", (keyed,)))
+    assert '<td class="num" data-v="2097152">2 MiB</td>' in shown["html"]
+    assert '<td class="num">—</td>' in shown["html"]
+    assert "2 MiB" in shown["terminal"] and "| 1 | 2 MiB |" in shown["markdown"]
+    with pytest.raises(ValueError, match="sort key"):
+        Table("t", (Column("n"),), (("1",),), sorts=((),))

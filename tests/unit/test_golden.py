@@ -11,11 +11,13 @@ pseudo-file, so ``short_path`` shortens them the same on any machine whatever it
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from memgauge.model._overhead import Overhead, OwnCpu
 from memgauge.model._profile import (
     AllocationPeak,
     Attribution,
@@ -31,7 +33,8 @@ from memgauge.model._profile import (
     Reconciliation,
     Timeline,
 )
-from memgauge.render import MarkdownRenderer, TerminalRenderer
+from memgauge.render import HtmlRenderer, MarkdownRenderer, TerminalRenderer
+from memgauge.render._html_page import asset
 from tests.golden_check import as_another_machine, check_golden
 
 FAKE_CWD = "/home/u/proj"
@@ -195,12 +198,56 @@ def minimal_profile() -> Profile:
     )
 
 
+def with_overhead(profile: Profile) -> Profile:
+    """``profile`` with the record of memgauge's own cost: the terminal's footer; the Markdown
+    report and the page do not show it."""
+    steps = {"start-up": 0.05, "set-up": 0.01, "bootstrap": 0.03, "shutdown": 0.02, "assembly": 0.04}
+    cpu = [OwnCpu("memgauge process", 1, 0.08), OwnCpu("line sampler thread", 2, 0.015)]
+    return dataclasses.replace(profile, overhead=Overhead(steps, cpu))
+
+
+def with_needs(profile: Profile) -> Profile:
+    """``profile`` with what its container needs: the headline, and the lines reconciling it."""
+    needs = {
+        "needs_bytes": 700 * MIB,
+        "needs_method": "sampled working set",
+        "needs_headroom_bytes": 30 * MIB,
+        "needs_anon_bytes": 560 * MIB,
+        "needs_file_bytes": 100 * MIB,
+        "needs_shmem_bytes": 10 * MIB,
+        "needs_at_seconds": 7.5,
+        "page_cache_bytes": 48 * MIB,
+        "includes_page_cache": True,
+    }
+    return dataclasses.replace(profile, peak=dataclasses.replace(profile.peak, **needs))
+
+
+def page(profile: Profile) -> str:
+    """The profile's page less its inlined stylesheet, Chart.js and page script: the same on every
+    page, and not the report's."""
+    html = HtmlRenderer(cwd=FAKE_CWD).render(profile)
+    for name in ("report.css", "chart.umd.min.js", "report.js"):
+        html = html.replace(asset(name), f"[{name}]")
+    return html
+
+
 CASES: dict[str, Callable[[], str]] = {
     "report-100.txt": lambda: TerminalRenderer(width=100, color=False, cwd=FAKE_CWD).render(rich_profile()),
     "report-60.txt": lambda: TerminalRenderer(width=60, color=False, cwd=FAKE_CWD).render(rich_profile()),
     "report.md": lambda: MarkdownRenderer(cwd=FAKE_CWD).render(rich_profile()),
     "minimal.txt": lambda: TerminalRenderer(width=100, color=False, cwd=FAKE_CWD).render(minimal_profile()),
     "minimal.md": lambda: MarkdownRenderer(cwd=FAKE_CWD).render(minimal_profile()),
+    "report.html": lambda: page(rich_profile()),
+    "minimal.html": lambda: page(minimal_profile()),
+    "needs.html": lambda: page(with_needs(rich_profile())),
+    "needs.md": lambda: MarkdownRenderer(cwd=FAKE_CWD).render(with_needs(rich_profile())),
+    # the styles of every part (a note's yellow, a remark's dim) and the footer of memgauge's cost
+    "report-color.txt": lambda: TerminalRenderer(width=100, color=True, cwd=FAKE_CWD).render(
+        with_overhead(rich_profile())
+    ),
+    "minimal-overhead-60.txt": lambda: TerminalRenderer(width=60, color=False, cwd=FAKE_CWD).render(
+        with_overhead(minimal_profile())
+    ),
 }
 
 
@@ -209,10 +256,19 @@ def test_golden(name: str) -> None:
     check_golden(name, CASES[name]())
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+# NO_COLOR, which the other machine sets, takes the colours away
+@pytest.mark.parametrize("name", sorted(n for n in CASES if "color" not in n))
 def test_reports_do_not_depend_on_the_machine(
     name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Another home directory, working directory and terminal give the same bytes."""
     as_another_machine(monkeypatch, tmp_path, "/home/u")
     check_golden(name, CASES[name]())
+
+
+@pytest.mark.parametrize("name", ["report.md", "report.html", "minimal.md", "minimal.html"])
+def test_only_the_terminal_shows_memgauge_s_own_cost(name: str) -> None:
+    """The Markdown report and the page of a profile with the record are those without it."""
+    profile = with_overhead(rich_profile() if name.startswith("report") else minimal_profile())
+    render = page if name.endswith(".html") else MarkdownRenderer(cwd=FAKE_CWD).render
+    check_golden(name, render(profile))

@@ -76,6 +76,9 @@ class Table:
     # where set, the terminal says after the table which optional columns it left out, after
     # these words ("left out to fit the width"), each by its column's ``short``
     left_out: str = ""
+    # what the page sorts each cell by, row by row (None: nothing, a missing value); empty: each
+    # cell by its text. The text reports have no sorting
+    sorts: tuple[tuple[float | str | None, ...], ...] = ()
 
     def __post_init__(self) -> None:
         for row in self.rows:
@@ -85,6 +88,8 @@ class Table:
             raise ValueError(f"{len(self.depths)} depths for {len(self.rows)} rows")
         if self.tones and [len(t) for t in self.tones] != [len(r) for r in self.rows]:
             raise ValueError("a tone for each cell of each row, or none")
+        if self.sorts and [len(k) for k in self.sorts] != [len(r) for r in self.rows]:
+            raise ValueError("a sort key for each cell of each row, or none")
 
 
 @dataclass(frozen=True)
@@ -244,8 +249,71 @@ class Breaks:
     quote: bool = False
 
 
+# -- the profile report's blocks ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sum:
+    """A figure as the sum of its parts: ``terms``, the figure then each part (a sign, a name, a
+    figure), each never broken; ``notes``: remarks under it. A span's "figure" tone is bold on the
+    page; the text reports set the terms as they are."""
+
+    terms: tuple[tuple[Span, ...], ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Sums:
+    """Sums one after another (each process's peak reconciled): in the terminal, each on as few
+    lines as the width allows, the lines after its first under its '=' (or a short indent where
+    that is past the middle) and its notes indented under it; one list in Markdown (the notes a
+    list under their sum's item); a paragraph each on the page, its notes a list."""
+
+    sums: tuple[Sum, ...]
+
+
+@dataclass(frozen=True)
+class Notes:
+    """Cautions about the figures above: "note: ..." lines in the terminal (yellow), a quote in
+    Markdown (a paragraph each), a list on the page."""
+
+    texts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Card:
+    """A figure in a box: its ``label``, its ``value``, the line under it (``sub``) and the page's
+    class for the box ("peak", "good", "bad" or none)."""
+
+    label: str
+    value: str
+    sub: str = ""
+    cls: str = ""
+
+
+@dataclass(frozen=True)
+class Cards:
+    """The figures that open the page, in boxes; the text reports say them in their header."""
+
+    cards: tuple[Card, ...]
+
+
 Block = (
-    Heading | Line | Sparkline | Table | Paragraph | Items | Finding | Chart | Only | Compared | Runs | Breaks
+    Heading
+    | Line
+    | Sparkline
+    | Table
+    | Paragraph
+    | Items
+    | Finding
+    | Chart
+    | Only
+    | Compared
+    | Runs
+    | Breaks
+    | Sums
+    | Notes
+    | Cards
 )
 
 

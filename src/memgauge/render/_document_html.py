@@ -9,6 +9,7 @@ from memgauge.analysis import sparkline
 from memgauge.render._document import (
     Block,
     Breaks,
+    Cards,
     Change,
     Chart,
     Column,
@@ -17,16 +18,18 @@ from memgauge.render._document import (
     Heading,
     Items,
     Line,
+    Notes,
     Only,
     Paragraph,
     Runs,
     Section,
     Span,
     Sparkline,
+    Sums,
     Table,
 )
 from memgauge.render._format import esc
-from memgauge.render._html_page import Cell, Part, code, items, table, text
+from memgauge.render._html_page import Cell, Part, cards, code, items, table, text
 
 
 def _id(anchor: str) -> str:
@@ -71,6 +74,8 @@ def _form(block: Block) -> str:
         return f'<div class="chart"><canvas id="{esc(block.id)}"></canvas></div>'
     if isinstance(block, Compared | Runs | Breaks):
         return _compare_form(block)
+    if isinstance(block, Sums | Notes | Cards):
+        return _profile_form(block)
     raise TypeError(f"no HTML form for {block!r}")
 
 
@@ -98,6 +103,8 @@ def _table(block: Table) -> str:
         rows.append([_cell(c, v) for c, v in zip(block.columns, cells, strict=True)])
     for shown, tones in zip(rows, block.tones, strict=False):
         shown[:] = [_toned(cell, tone) for cell, tone in zip(shown, tones, strict=True)]
+    for shown, keys in zip(rows, block.sorts, strict=False):
+        shown[:] = [Cell(cell.html, key) for cell, key in zip(shown, keys, strict=True)]
     return table(headers, rows, cls=block.cls)
 
 
@@ -164,3 +171,24 @@ def _change(f: Change) -> Cell:
         return Cell(esc(f.value), f.sort)
     change = f.delta + ("" if f.ratio is None else f" · {f.ratio}")
     return Cell(f'{esc(f.value)}<br><small class="{f.tone}">{esc(change)}</small>', f.sort)
+
+
+# -- the profile report's blocks -----------------------------------------------------------------
+
+
+def _profile_form(block: Sums | Notes | Cards) -> str:
+    if isinstance(block, Cards):
+        return f'<div class="cards">{cards([(c.label, c.value, c.sub, c.cls) for c in block.cards])}</div>'
+    if isinstance(block, Notes):
+        return items(block.texts)
+    return "".join(
+        '<p class="reconcile">'
+        + " ".join("".join(_sum_span(span) for span in term) for term in one.terms)
+        + "</p>"
+        + items(one.notes)
+        for one in block.sums
+    )
+
+
+def _sum_span(span: Span) -> str:
+    return f"<b>{esc(span.text)}</b>" if span.tone == "figure" else esc(span.text)

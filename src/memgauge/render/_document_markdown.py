@@ -10,6 +10,7 @@ from memgauge.analysis import sparkline
 from memgauge.render._document import (
     Block,
     Breaks,
+    Cards,
     Chart,
     Column,
     Compared,
@@ -17,11 +18,13 @@ from memgauge.render._document import (
     Heading,
     Items,
     Line,
+    Notes,
     Only,
     Paragraph,
     Runs,
     Section,
     Sparkline,
+    Sums,
     Table,
     indented,
 )
@@ -68,6 +71,8 @@ def _form(block: Block) -> list[str]:
         return _finding(block)
     if isinstance(block, Compared | Runs | Breaks):
         return _compare_form(block)
+    if isinstance(block, Sums | Notes | Cards):
+        return _profile_form(block)
     raise TypeError(f"no Markdown form for {block!r}")
 
 
@@ -175,4 +180,21 @@ def _compared(block: Compared) -> list[str]:
             changes = (f.delta, f.ratio) if block.changes and i > 0 else ()
             cells += [f.value, *(MISSING if v is None else v for v in changes)]
         lines.append(md_row(cells))
+    return lines
+
+
+# -- the profile report's blocks -----------------------------------------------------------------
+
+
+def _profile_form(block: Sums | Notes | Cards) -> list[str]:
+    if isinstance(block, Cards):  # the page's: the header says the same figures
+        return []
+    if isinstance(block, Notes):
+        # a paragraph each, in one quote
+        return "\n>\n".join(f"> note: {md_text(note)}" for note in block.texts).split("\n")
+    lines: list[str] = []
+    for one in block.sums:
+        # the terms as they are: figures and signs, nothing Markdown would take for its own
+        lines.append("- " + " ".join("".join(span.text for span in term) for term in one.terms))
+        lines += [f"  - {md_text(note)}" for note in one.notes]
     return lines

@@ -15,6 +15,7 @@ from memgauge.analysis import sparkline
 from memgauge.render._document import (
     Block,
     Breaks,
+    Cards,
     Change,
     Chart,
     Column,
@@ -23,11 +24,14 @@ from memgauge.render._document import (
     Heading,
     Items,
     Line,
+    Notes,
     Only,
     Paragraph,
     Runs,
     Section,
     Sparkline,
+    Sum,
+    Sums,
     Table,
     indented,
 )
@@ -76,6 +80,8 @@ def print_section(out: Console, section: Section, width: int) -> None:
         elif isinstance(block, Items):
             for line in block.texts:
                 out.print(Text(line, style="dim"))
+        elif isinstance(block, Sums | Notes | Cards):
+            _print_profile(out, block, width)
         elif not isinstance(block, Chart):  # a chart is the page's alone
             out.print(_form(block, width))
 
@@ -236,3 +242,41 @@ def _change_cells(f: Change, changes: bool) -> list[Text]:
     style = _CHANGE_STYLE[f.tone]
     delta, ratio = (MISSING if v is None else v for v in (f.delta, f.ratio))
     return [Text(f.value), Text(delta, style=style), Text(ratio, style=style)]
+
+
+# -- the profile report's blocks -----------------------------------------------------------------
+
+
+def _print_profile(out: Console, block: Sums | Notes | Cards, width: int) -> None:
+    if isinstance(block, Cards):  # the page's: the header says the same figures
+        return
+    if isinstance(block, Notes):
+        for note in block.texts:
+            out.print(Text(f"note: {note}", style="yellow"))
+        return
+    for one in block.sums:
+        out.print(Text("\n".join(_sum_lines(one, width))), overflow="fold")
+        for note in one.notes:
+            out.print(Text(f"    {note}", style="dim"))
+
+
+def _sum_lines(one: Sum, width: int) -> list[str]:
+    """The sum on one line; too long for it, the next lines start under the '=' (a short indent
+    where that is past the middle), on two lines (the figure and its first parts, then the rest)
+    where they fit, else as many as it takes; a term (a number and its unit) is never split."""
+    terms = ["".join(span.text for span in term) for term in one.terms]
+    terms[0] = "  " + terms[0]
+    indent = " " * min(len(terms[0]) + 1, 8) if len(terms[0]) + 1 > width // 2 else ""
+    indent = indent or " " * (len(terms[0]) + 1)
+    halves = [" ".join(terms[:3]), indent + " ".join(terms[3:])]
+    if len(" ".join(terms)) <= width:
+        return [" ".join(terms)]
+    if max(map(len, halves)) <= width:
+        return halves
+    lines = [terms[0]]
+    for term in terms[1:]:
+        if len(lines[-1]) + 1 + len(term) <= width:
+            lines[-1] += " " + term
+        else:
+            lines.append(indent + term)
+    return lines

@@ -14,10 +14,9 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from memgauge._units import format_bytes, format_seconds
+from memgauge._units import format_bytes
 from memgauge.analysis import (
     cpu_cores,
-    exit_text,
     largest_series,
     longest_phases,
     phase_spans,
@@ -26,9 +25,9 @@ from memgauge.analysis import (
 )
 from memgauge.model import Profile
 from memgauge.render._document_html import section_part
-from memgauge.render._format import core_share, esc, peak_bound
+from memgauge.render._format import esc
 from memgauge.render._html_exit import held_at_exit
-from memgauge.render._html_page import Part, Sections, cards, code, items, page, table, text
+from memgauge.render._html_page import Part, Sections, code, page, table, text
 from memgauge.render._html_tables import (
     MAX_PHASE_BARS,
     ProfileView,
@@ -42,8 +41,8 @@ from memgauge.render._html_tables import (
     rollups,
 )
 from memgauge.render._section_core import advice_section
+from memgauge.render._section_header import summary_cards
 from memgauge.render._sections import SECTIONS as DOCUMENT
-from memgauge.render._text import needs_lines
 from memgauge.sections import SECTIONS as SECTION_FOLDERS
 
 _MAX_SERIES = 8  # per-process memory lines drawn besides the tree total
@@ -53,38 +52,7 @@ _TREE_LABEL = "sum of processes (shared pages in each)"
 
 
 def _summary(v: ProfileView) -> Part:
-    p = v.profile
-    words, cls = exit_text(p)
-    cpu = p.cpu.user_seconds + p.cpu.system_seconds
-    entries = [
-        ("resident peak", format_bytes(p.peak.resident_bytes), peak_bound(p), "peak"),
-        ("wall time", format_seconds(p.wall_seconds), words, cls),
-        ("CPU time", format_seconds(cpu), core_share(p), ""),
-    ]
-    if p.allocation_peak is not None:
-        entries.append(("allocation peak", format_bytes(p.allocation_peak.bytes), "live heap (memray)", ""))
-    if len(p.processes) > 1:
-        entries.append(
-            (
-                "largest process",
-                format_bytes(p.peak.largest_process_bytes),
-                f"of {len(p.processes)} processes",
-                "",
-            )
-        )
-    needs = needs_lines(p)
-    if needs is not None:
-        # the headline first; the lines under it reconcile it with the other figures
-        entries.insert(0, ("container needs", needs[0].removeprefix("container needs "), needs[1], "peak"))
-        return Part(f'<div class="cards">{cards(entries)}</div>{items([*needs[2], *p.peak.notes])}')
-    how = f"measured by {p.peak.method}"
-    if p.peak.includes_page_cache:
-        how += ", page cache included"
-    if p.peak.at_seconds is not None:
-        how += f"; reached at {format_seconds(p.peak.at_seconds)}"
-    return Part(
-        f'<div class="cards">{cards(entries)}</div><p class="note">{esc(how)}</p>{items(p.peak.notes)}'
-    )
+    return section_part(summary_cards(v.profile))
 
 
 def _advice(v: ProfileView) -> Part | None:

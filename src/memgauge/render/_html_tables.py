@@ -5,7 +5,6 @@ profile has nothing for it."""
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 
 from memgauge._units import format_bytes, format_seconds
@@ -19,9 +18,10 @@ from memgauge.analysis import (
     short_path,
     top_imports,
     top_lines,
-    top_processes,
 )
 from memgauge.model import Profile
+from memgauge.render._document import Section
+from memgauge.render._document_html import section_part
 from memgauge.render._format import esc, format_peak, format_rate
 from memgauge.render._html_page import (
     NA,
@@ -29,7 +29,6 @@ from memgauge.render._html_page import (
     Part,
     code,
     heat,
-    items,
     nbytes,
     seconds,
     share,
@@ -37,11 +36,12 @@ from memgauge.render._html_page import (
     table,
     text,
 )
-from memgauge.render._text import imports_title, processes_title
+from memgauge.render._section_core import processes_table
+from memgauge.render._section_lines import reconciliation
+from memgauge.render._text import imports_title
 
 MAX_PHASE_BARS = 20  # phase names on the share-of-wall-time chart (220 px high)
 _MAX_PHASE_ROWS = 150
-_MAX_PROCESS_ROWS = 30
 _MAX_IMPORT_ROWS = 30
 _CHART = '<div class="chart"><canvas id="{}"></canvas></div>'
 
@@ -161,17 +161,10 @@ def allocation(v: ProfileView) -> Part | None:
     ]
     headers = [("live", True), ("of peak", True), ("pid", True)]
     headers += [("line", False), ("function", False), ("source", False)]
-    rec = [
-        f'<p class="reconcile">process {r.pid}: '
-        f"peak <b>{esc(format_bytes(r.resident_peak_bytes))}</b>"
-        f" = baseline {esc(format_bytes(r.baseline_bytes))}"
-        f" + allocations {esc(format_bytes(r.allocation_peak_bytes))}"
-        f" - never written {esc(format_bytes(r.untouched_bytes))}"
-        f" + other {esc(format_bytes(r.other_bytes))}</p>" + items(r.notes)
-        for r in v.profile.reconciliation
-    ]
+    # the reconciliation of each process's peak: the document's, as the text reports have it
+    rec = section_part(Section("", reconciliation(v.profile))).content
     return Part(
-        table(headers, body) + "".join(rec),
+        table(headers, body) + rec,
         f"allocation peak {format_bytes(alloc.bytes)}, live at it",
         "From memray: heap allocations alive at each process's allocation peak.",
     )
@@ -303,21 +296,7 @@ def imports(v: ProfileView) -> Part | None:
 
 
 def processes(v: ProfileView) -> Part | None:
-    p = v.profile
-    if len(p.processes) <= 1:
-        return None
-    shown = top_processes(p, _MAX_PROCESS_ROWS)
-    body = [
-        [
-            text(x.pid),
-            NA if x.ppid is None else text(x.ppid),
-            Cell(esc(format_peak(x.peak_resident_bytes, x.peak_exact)), x.peak_resident_bytes),
-            seconds(x.cpu_user_seconds + x.cpu_system_seconds),
-            seconds(x.start_seconds),
-            seconds(None if x.end_seconds is None else x.end_seconds - x.start_seconds),
-            code(shlex.join(x.cmdline) if x.cmdline else "(unknown)"),
-        ]
-        for x in shown
-    ]
-    headers = [(h, True) for h in ("pid", "parent", "peak", "CPU", "start", "lived")] + [("command", False)]
-    return Part(table(headers, body), processes_title(len(shown), len(p.processes)))
+    # the document's section, the page's own table in it (30 rows, a process's parent, start and
+    # lifetime, sorted by value); 5: the text reports' rows, which the page leaves out
+    section = processes_table(v.profile, 5)
+    return None if section is None else section_part(section)

@@ -2,7 +2,7 @@
 times, the memory headline (what a container needs, how it was found and how it reconciles with
 the resident peak and the max RSS users compare it with; or, for a profile without it, the
 resident peak) and the memory over time. The terminal and the Markdown report render it; the page
-shows the same figures as cards (``_html._summary``), with the command in its title."""
+shows the same figures as cards (``summary_cards``), with the command in its title."""
 
 from __future__ import annotations
 
@@ -11,8 +11,20 @@ import shlex
 
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import exit_text
-from memgauge.render._document import Block, Heading, Line, Section, Span, SpanTone, Sparkline
-from memgauge.render._format import core_share
+from memgauge.render._document import (
+    Block,
+    Card,
+    Cards,
+    Heading,
+    Items,
+    Line,
+    Paragraph,
+    Section,
+    Span,
+    SpanTone,
+    Sparkline,
+)
+from memgauge.render._format import core_share, peak_bound
 from memgauge.render._text import needs_lines, peak_note
 
 TYPE_CHECKING = False
@@ -77,3 +89,34 @@ def _resident_peak(p: Profile) -> list[Block]:
         how.append(f"largest process {format_bytes(peak.largest_process_bytes)}")
     measured = Line(tuple((Span(text, "dim"),) for text in how), lead="  ", joined=True)
     return [Line(tuple(parts)), measured]
+
+
+def summary_cards(p: Profile) -> Section:
+    """The page's opening: its figures in boxes (what a container needs first, where the profile
+    has it), then how the peak was found or the lines that reconcile the need, and the peak's
+    notes."""
+    words, cls = exit_text(p)
+    cpu = p.cpu.user_seconds + p.cpu.system_seconds
+    entries = [
+        Card("resident peak", format_bytes(p.peak.resident_bytes), peak_bound(p), "peak"),
+        Card("wall time", format_seconds(p.wall_seconds), words, cls),
+        Card("CPU time", format_seconds(cpu), core_share(p)),
+    ]
+    if p.allocation_peak is not None:
+        entries.append(Card("allocation peak", format_bytes(p.allocation_peak.bytes), "live heap (memray)"))
+    if len(p.processes) > 1:
+        largest = format_bytes(p.peak.largest_process_bytes)
+        entries.append(Card("largest process", largest, f"of {len(p.processes)} processes"))
+    needs = needs_lines(p)
+    if needs is not None:
+        # the headline first; the lines under it reconcile it with the other figures
+        entries.insert(
+            0, Card("container needs", needs[0].removeprefix("container needs "), needs[1], "peak")
+        )
+        return Section("", (Cards(tuple(entries)), Items((*needs[2], *p.peak.notes))))
+    how = f"measured by {p.peak.method}"
+    if p.peak.includes_page_cache:
+        how += ", page cache included"
+    if p.peak.at_seconds is not None:
+        how += f"; reached at {format_seconds(p.peak.at_seconds)}"
+    return Section("", (Cards(tuple(entries)), Paragraph(how, "dim"), Items(tuple(p.peak.notes))))

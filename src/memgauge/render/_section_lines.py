@@ -2,7 +2,8 @@
 the resident peak, the allocation peak's lines, CPU time by line, the waiting lines, the leak
 suspects and what is still held at exit; and the slowest imports. The terminal and the Markdown
 report render these same tables where each report has them; the HTML page draws its own, with
-heat, call stacks and sorting (``_html_tables``).
+heat, call stacks and sorting (``_html_tables``), under the allocation peak's reconciliation from
+here.
 
 Every table has the figures, the process (where there are several), the line and its source: the
 line is cut from its start on a narrow terminal, to keep its file name and number, and the source
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import import_totals, inherited_note, top_imports, waiting_lines
-from memgauge.render._document import Column, Paragraph, Section, Table
+from memgauge.render._document import Block, Column, Only, Paragraph, Section, Span, Sum, Sums, Table
 from memgauge.render._format import MAX_SOURCE
 from memgauge.render._text import (
     CPU_TITLE,
@@ -26,6 +27,7 @@ from memgauge.render._text import (
     exit_title,
     imports_title,
     leak_figures,
+    reconciliation_parts,
     where,
 )
 
@@ -78,13 +80,33 @@ def held_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
 
 
 def allocation_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
-    """The lines holding the allocation peak (``--alloc``); its reconciliation with the resident
-    peak is each report's own (a sum laid out to the width)."""
+    """The lines holding the allocation peak (``--alloc``), then how each process's resident peak
+    reconciles with it."""
     alloc = p.allocation_peak
-    if alloc is None:
-        return None
-    rows = [([format_bytes(a.bytes)], a.pid, a.file, a.line, a.source, "") for a in alloc.attribution[:most]]
-    return Section("", (line_table(p, allocation_title(alloc.bytes), ["bytes"], rows, cwd),))
+    blocks: list[Block] = []
+    if alloc is not None:
+        rows = [
+            ([format_bytes(a.bytes)], a.pid, a.file, a.line, a.source, "") for a in alloc.attribution[:most]
+        ]
+        blocks.append(line_table(p, allocation_title(alloc.bytes), ["bytes"], rows, cwd))
+    return Section("", (*blocks, *reconciliation(p))) if alloc is not None or p.reconciliation else None
+
+
+def reconciliation(p: Profile) -> tuple[Block, ...]:
+    """Each process's resident peak as the sum of its parts: the text reports name the process
+    where there are several, the page always, with the peak in bold."""
+    if not p.reconciliation:
+        return ()
+    several = len(p.processes) > 1
+    said: list[Sum] = []
+    shown: list[Sum] = []
+    for r in p.reconciliation:
+        parts = tuple((Span(term),) for term in reconciliation_parts(r))
+        peak = format_bytes(r.resident_peak_bytes)
+        head = f"[{r.pid}] process peak {peak}" if several else f"process peak {peak}"
+        said.append(Sum(((Span(head),), *parts), tuple(r.notes)))
+        shown.append(Sum(((Span(f"process {r.pid}: peak "), Span(peak, "figure")), *parts), tuple(r.notes)))
+    return Only(("terminal", "markdown"), (Sums(tuple(said)),)), Only(("html",), (Sums(tuple(shown)),))
 
 
 def cpu_lines(p: Profile, cwd: str | None, most: int) -> Section | None:

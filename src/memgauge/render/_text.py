@@ -94,10 +94,9 @@ def allocation_title(peak_bytes: int) -> str:
     return f"allocation peak {format_bytes(peak_bytes)}, live at it (memray)"
 
 
-def reconciliation_terms(r: Reconciliation, several: bool) -> list[str]:
-    """A process's peak as the sum of its parts, one term (a sign, a name, a figure) each."""
+def reconciliation_parts(r: Reconciliation) -> list[str]:
+    """What a process's peak is the sum of, one term (a sign, a name, a figure) each."""
     return [
-        f"{'[' + str(r.pid) + '] ' if several else ''}process peak {format_bytes(r.resident_peak_bytes)}",
         f"= baseline {format_bytes(r.baseline_bytes)}",
         f"+ allocations {format_bytes(r.allocation_peak_bytes)}",
         f"- never written {format_bytes(r.untouched_bytes)}",
