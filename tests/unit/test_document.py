@@ -450,3 +450,38 @@ def test_the_page_sorts_a_cell_by_its_key_and_a_missing_one_by_nothing() -> None
     assert "2 MiB" in shown["terminal"] and "| 1 | 2 MiB |" in shown["markdown"]
     with pytest.raises(ValueError, match="sort key"):
         Table("t", (Column("n"),), (("1",),), sorts=((),))
+
+
+def test_the_page_draws_a_cells_form_and_the_text_reports_its_text() -> None:
+    from memgauge.render._document_forms import Heat, Indent, Split, Stack
+
+    columns = (Column("phase", role="rest"), Column("time"), Column("split"), Column("line", code=True))
+    forms = (
+        Indent(2, "(unfinished)"),
+        Heat(-1.0, 4.0, negative=True),
+        Split(3.0, 1.0, 0.0),
+        Stack(("a.py:1", "b.py:2")),
+    )
+    table = Table("t", columns, (("load", "-1 s", "75% / 25% / 0%", "x.py:3"),), forms=(forms,))
+    shown = _compare_formats(Section("", (table,)))
+    page = shown["html"]
+    assert '<span class="indent" style="--depth:2"></span>load <em class="bad">(unfinished)</em>' in page
+    assert '<div class="heat neg"><span style="width:25.0%"></span><em>-1 s</em></div>' in page
+    assert '<span class="py" style="width:75.0%" title="Python 75%"></span>' in page
+    assert '<span class="nat" style="width:25.0%"' in page and 'class="wait"' not in page
+    assert "</div><small>75% / 25% / 0%</small>" in page
+    assert (
+        '<details><summary><code title="x.py:3">x.py:3</code></summary><ol class=stack>'
+        "<li><code>a.py:1</code></li><li><code>b.py:2</code></li></ol></details>"
+    ) in page
+    for text in (shown["terminal"], shown["markdown"]):
+        assert "load" in text and "-1 s" in text and "75% / 25% / 0%" in text and "x.py:3" in text
+        assert "unfinished" not in text and "a.py:1" not in text
+    # a cell with no form, and a split of no time, is drawn as it is: nothing for no time
+    plain = Table("t", (Column("a"), Column("b")), (("1", ""),), forms=((None, Split(0.0, 0.0, 0.0)),))
+    assert (
+        '<td class="num" data-v="1">1</td><td class="num" data-v=""></td>'
+        in _compare_formats(Section("", (plain,)))["html"]
+    )
+    with pytest.raises(ValueError, match="a form for each cell"):
+        Table("t", (Column("n"),), (("1",),), forms=((),))

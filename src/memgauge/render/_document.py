@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from memgauge.model import Profile
+    from memgauge.render._document_forms import CellForm
 
 # how a column gives way on a narrow terminal (``_layout``'s roles; a "label" is a figure set
 # left, never cut: a package's name); HTML and Markdown align a figure right and the others left
@@ -79,6 +80,8 @@ class Table:
     # what the page sorts each cell by, row by row (None: nothing, a missing value); empty: each
     # cell by its text. The text reports have no sorting
     sorts: tuple[tuple[float | str | None, ...], ...] = ()
+    # each cell's form on the page (``_document_forms``), row by row (None: as it is); empty: none
+    forms: tuple[tuple[CellForm | None, ...], ...] = ()
 
     def __post_init__(self) -> None:
         for row in self.rows:
@@ -90,6 +93,8 @@ class Table:
             raise ValueError("a tone for each cell of each row, or none")
         if self.sorts and [len(k) for k in self.sorts] != [len(r) for r in self.rows]:
             raise ValueError("a sort key for each cell of each row, or none")
+        if self.forms and [len(f) for f in self.forms] != [len(r) for r in self.rows]:
+            raise ValueError("a form for each cell of each row, or none")
 
 
 @dataclass(frozen=True)

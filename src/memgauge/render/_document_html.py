@@ -28,6 +28,7 @@ from memgauge.render._document import (
     Sums,
     Table,
 )
+from memgauge.render._document_forms import CellForm, Heat, Indent, Split, Stack
 from memgauge.render._format import esc
 from memgauge.render._html_page import Cell, Part, cards, code, items, table, text
 
@@ -101,6 +102,8 @@ def _table(block: Table) -> str:
         # a nested row's first cell indented by non-breaking spaces, which HTML keeps
         cells = ("\u00a0\u00a0" * depth + row[0], *row[1:]) if row else row
         rows.append([_cell(c, v) for c, v in zip(block.columns, cells, strict=True)])
+    for shown, forms in zip(rows, block.forms, strict=False):
+        shown[:] = [_formed(cell, form) for cell, form in zip(shown, forms, strict=True)]
     for shown, tones in zip(rows, block.tones, strict=False):
         shown[:] = [_toned(cell, tone) for cell, tone in zip(shown, tones, strict=True)]
     for shown, keys in zip(rows, block.sorts, strict=False):
@@ -192,3 +195,50 @@ def _profile_form(block: Sums | Notes | Cards) -> str:
 
 def _sum_span(span: Span) -> str:
     return f"<b>{esc(span.text)}</b>" if span.tone == "figure" else esc(span.text)
+
+
+# -- the page's cell forms -----------------------------------------------------------------------
+
+
+def _formed(cell: Cell, form: CellForm | None) -> Cell:
+    if isinstance(form, Heat):
+        top, value = form.top, form.value
+        width = 0.0 if top <= 0 else max(0.0, min(1.0, abs(value) / top)) * 100
+        kind = "heat neg" if form.negative else "heat"
+        return Cell(
+            f'<div class="{kind}"><span style="width:{width:.1f}%"></span><em>{cell.html}</em></div>',
+            cell.sort,
+        )
+    if isinstance(form, Split):
+        return Cell(_split(form, cell.html), cell.sort)
+    if isinstance(form, Stack):
+        frames = "".join(f"<li><code>{esc(frame)}</code></li>" for frame in form.frames)
+        return Cell(
+            f"<details><summary>{cell.html}</summary><ol class=stack>{frames}</ol></details>", cell.sort
+        )
+    if isinstance(form, Indent):
+        remark = f' <em class="bad">{esc(form.remark)}</em>' if form.remark else ""
+        return Cell(
+            f'<span class="indent" style="--depth:{form.depth}"></span>{cell.html}{remark}', cell.sort
+        )
+    return cell
+
+
+def _split(form: Split, label: str) -> str:
+    """One bar of a line's time: Python, native (C code, GIL released or not), queued for a CPU
+    (contention: a busy machine) and waiting; nothing for no time."""
+    parts = (
+        ("py", "Python", form.python),
+        ("nat", "native", form.native),
+        ("cont", "CPU contention", form.contention),
+        ("wait", "waiting", form.wait),
+    )
+    total = form.python + form.native + form.wait + form.contention  # the page's order of old
+    if total <= 0:
+        return ""
+    bars = "".join(
+        f'<span class="{cls}" style="width:{v / total * 100:.1f}%" title="{name} {v / total:.0%}"></span>'
+        for cls, name, v in parts
+        if v > 0
+    )
+    return f'<div class="split">{bars}</div><small>{label}</small>'

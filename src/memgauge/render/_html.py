@@ -6,12 +6,16 @@ capped (rows, series, shaded phases), so a one-hour profile stays a few hundred 
 
 The page's sections are registered in ``SECTIONS``, in page order: a new section is a function
 from a ``ProfileView`` to a ``Part`` (or None when it has nothing to show), registered there with
-its anchor and the text of its link in the nav.
+its anchor and the text of its link in the nav. The core's sections are the report document's
+(``_section_*``), the page's view of each (its ``Only(("html",), ...)`` part) under its heading.
 """
 
 from __future__ import annotations
 
+import html
 import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from memgauge._units import format_bytes
@@ -24,31 +28,48 @@ from memgauge.analysis import (
     top_imports,
 )
 from memgauge.model import Profile
+from memgauge.render import _section_lines as core
+from memgauge.render._document import Section
 from memgauge.render._document_html import section_part
 from memgauge.render._format import esc
-from memgauge.render._html_exit import held_at_exit
 from memgauge.render._html_page import Part, Sections, code, page, table, text
-from memgauge.render._html_tables import (
-    MAX_PHASE_BARS,
-    ProfileView,
-    allocation,
-    attribution,
-    imports,
-    leaks,
-    lines,
-    phases,
-    processes,
-    rollups,
-)
-from memgauge.render._section_core import advice_section
+from memgauge.render._section_core import advice_section, processes_table
 from memgauge.render._section_header import summary_cards
+from memgauge.render._section_lines_page import rollups
+from memgauge.render._section_phases import phases_table
 from memgauge.render._sections import SECTIONS as DOCUMENT
 from memgauge.sections import SECTIONS as SECTION_FOLDERS
 
+MAX_PHASE_BARS = 20  # phase names on the share-of-wall-time chart (220 px high)
 _MAX_SERIES = 8  # per-process memory lines drawn besides the tree total
 _MAX_SHADED = 200  # phase spans shaded on the memory chart
 # the sampled sum counts a page shared by two processes twice, so it may run above the cgroup
 _TREE_LABEL = "sum of processes (shared pages in each)"
+
+
+@dataclass(frozen=True)
+class ProfileView:
+    """What the sections of a profile's page are built from."""
+
+    profile: Profile
+    cwd: str | None
+    max_lines: int
+
+
+def _part(section: Section | None) -> Part | None:
+    """A core section's page view; None where it has nothing for the page. Its note as the page
+    always had it, its quotes as they are."""
+    content = "" if section is None else section_part(section).content
+    if section is None or not content:
+        return None
+    return Part(content, section.heading, html.escape(section.note, quote=False))
+
+
+def _lines(
+    build: Callable[[Profile, str | None, int], Section | None],
+) -> Callable[[ProfileView], Part | None]:
+    """The page's part of a line table's section, as many lines as the page shows."""
+    return lambda v: _part(build(v.profile, v.cwd, v.max_lines))
 
 
 def _summary(v: ProfileView) -> Part:
@@ -57,6 +78,22 @@ def _summary(v: ProfileView) -> Part:
 
 def _advice(v: ProfileView) -> Part | None:
     section = advice_section(v.profile, v.cwd)
+    return None if section is None else section_part(section)
+
+
+def _phases(v: ProfileView) -> Part | None:
+    # the page's phases: 150 rows at most, whatever the text reports' limit (1 here)
+    return _part(phases_table(v.profile, 1))
+
+
+def _imports(v: ProfileView) -> Part | None:
+    return _part(core.slow_imports(v.profile))
+
+
+def _processes(v: ProfileView) -> Part | None:
+    # the document's section, the page's own table in it (30 rows, a process's parent, start and
+    # lifetime, sorted by value); 5: the text reports' rows, which the page leaves out
+    section = processes_table(v.profile, 5)
     return None if section is None else section_part(section)
 
 
@@ -101,16 +138,16 @@ SECTIONS: Sections[ProfileView] = Sections()
 SECTIONS.register("summary", None, _summary)
 SECTIONS.register("advice", "advice", _advice)
 SECTIONS.register("memory", "memory", _charts)
-SECTIONS.register("phases", "phases", phases)
-SECTIONS.register("peak", "peak", attribution)
-SECTIONS.register("allocation", None, allocation)
+SECTIONS.register("phases", "phases", _phases)
+SECTIONS.register("peak", "peak", _lines(core.held_lines))
+SECTIONS.register("allocation", None, _lines(core.allocation_lines))
 SECTIONS.register_group(_documents)
-SECTIONS.register("lines", "lines", lines)
-SECTIONS.register("rollups", "functions & files", rollups)
-SECTIONS.register("leaks", "leaks", leaks)
-SECTIONS.register("exit", "held at exit", held_at_exit)
-SECTIONS.register("imports", "imports", imports)
-SECTIONS.register("processes", "processes", processes)
+SECTIONS.register("lines", "lines", _lines(core.cpu_lines))
+SECTIONS.register("rollups", "functions & files", _lines(rollups))
+SECTIONS.register("leaks", "leaks", _lines(core.leak_suspects))
+SECTIONS.register("exit", "held at exit", _lines(core.held_at_exit))
+SECTIONS.register("imports", "imports", _imports)
+SECTIONS.register("processes", "processes", _processes)
 SECTIONS.register("environment", "environment", _environment)
 
 

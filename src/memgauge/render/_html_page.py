@@ -77,39 +77,6 @@ def seconds(s: float | None) -> Cell:
     return Cell(esc(format_seconds(s)), float(s))
 
 
-def share(part: float, whole: float) -> Cell:
-    value = part / whole if whole else 0.0
-    return Cell(f"{value:.0%}", value)
-
-
-def heat(value: float, top: float, label: str, *, negative: bool = False) -> Cell:
-    """A number over a bar whose length is its share of the column's largest value."""
-    width = 0.0 if top <= 0 else max(0.0, min(1.0, abs(value) / top)) * 100
-    kind = "heat neg" if negative else "heat"
-    return Cell(
-        f'<div class="{kind}"><span style="width:{width:.1f}%"></span><em>{esc(label)}</em></div>',
-        float(value),
-    )
-
-
-def split(python: float, native: float, wait: float, contention: float = 0.0) -> Cell:
-    """One bar of a line's time: Python, native (C code, GIL released or not), queued for a CPU
-    (contention: a busy machine) and waiting; the label names contention only where there is some."""
-    total = python + native + wait + contention
-    if total <= 0:
-        return Cell("", 0.0)
-    shares = (("py", "Python", python), ("nat", "native", native), ("cont", "CPU contention", contention))
-    parts = "".join(
-        f'<span class="{cls}" style="width:{v / total * 100:.1f}%" title="{name} {v / total:.0%}"></span>'
-        for cls, name, v in (*shares, ("wait", "waiting", wait))
-        if v > 0
-    )
-    label = f"{python / total:.0%} / {native / total:.0%} / {wait / total:.0%}"
-    if contention / total >= 0.005:
-        label += f" · {contention / total:.0%} CPU contention"
-    return Cell(f'<div class="split">{parts}</div><small>{label}</small>', python / total)
-
-
 def table(headers: Sequence[tuple[str, bool]], rows: Sequence[Sequence[Cell]], *, cls: str = "") -> str:
     """``headers``: (label, numeric). Sortable by clicking a header (the page script)."""
     head = "".join(

@@ -1,9 +1,9 @@
 """The core's line tables, built once on the report document (``_document``): the lines holding
 the resident peak, the allocation peak's lines, CPU time by line, the waiting lines, the leak
 suspects and what is still held at exit; and the slowest imports. The terminal and the Markdown
-report render these same tables where each report has them; the HTML page draws its own, with
-heat, call stacks and sorting (``_html_tables``), under the allocation peak's reconciliation from
-here.
+report render these same tables where each report has them; each section's page view
+(``_section_lines_page``: more rows and columns, heat bars, call stacks and sorting) is its
+``Only(("html",), ...)`` part, under the page's heading and note.
 
 Every table has the figures, the process (where there are several), the line and its source: the
 line is cut from its start on a narrow terminal, to keep its file name and number, and the source
@@ -16,6 +16,15 @@ from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import import_totals, inherited_note, top_imports, waiting_lines
 from memgauge.render._document import Block, Column, Only, Paragraph, Section, Span, Sum, Sums, Table
 from memgauge.render._format import MAX_SOURCE
+from memgauge.render._section_lines_page import (
+    allocation_page,
+    exit_page,
+    held_page,
+    imports_page,
+    leaks_page,
+    lines_page,
+)
+from memgauge.render._section_page import views
 from memgauge.render._text import (
     CPU_TITLE,
     HELD_TITLE,
@@ -76,20 +85,19 @@ def held_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
     rows = [([format_bytes(a.bytes)], a.pid, a.file, a.line, a.source, "") for a in entries]
     note = inherited_note(p)
     table = line_table(p, HELD_TITLE, ["bytes"], rows, cwd)
-    return Section("", (table, Paragraph(note, "dim")) if note else (table,))
+    return views((table,), held_page(p, cwd, most), (Paragraph(note, "dim"),) if note else ())
 
 
 def allocation_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
     """The lines holding the allocation peak (``--alloc``), then how each process's resident peak
-    reconciles with it."""
+    reconciles with it; the page has the reconciliation only under the allocation peak's lines."""
     alloc = p.allocation_peak
-    blocks: list[Block] = []
-    if alloc is not None:
-        rows = [
-            ([format_bytes(a.bytes)], a.pid, a.file, a.line, a.source, "") for a in alloc.attribution[:most]
-        ]
-        blocks.append(line_table(p, allocation_title(alloc.bytes), ["bytes"], rows, cwd))
-    return Section("", (*blocks, *reconciliation(p))) if alloc is not None or p.reconciliation else None
+    rec = reconciliation(p)
+    if alloc is None:
+        return views((), None, rec[:1])
+    rows = [([format_bytes(a.bytes)], a.pid, a.file, a.line, a.source, "") for a in alloc.attribution[:most]]
+    table = line_table(p, allocation_title(alloc.bytes), ["bytes"], rows, cwd)
+    return views((table,), allocation_page(p, alloc, cwd, most), rec)
 
 
 def reconciliation(p: Profile) -> tuple[Block, ...]:
@@ -110,7 +118,7 @@ def reconciliation(p: Profile) -> tuple[Block, ...]:
 
 
 def cpu_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
-    """CPU time by line, then the lines that waited longest."""
+    """CPU time by line, then the lines that waited longest; the page's time and memory by line."""
     tables = []
     rows = cpu_rows(p, most)
     if rows:
@@ -121,33 +129,40 @@ def cpu_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
     ]
     if waiting:
         tables.append(line_table(p, WAITING_TITLE, ["wait"], waiting, cwd))
-    return Section("", tuple(tables)) if tables else None
+    return views(tables, lines_page(p, cwd, most))
 
 
-def leak_lines(p: Profile, cwd: str | None, most: int) -> Section | None:
-    """The leak suspects, what the processes still held at exit, and why leaks were not judged."""
-    blocks: list[Table | Paragraph] = []
-    if p.leaks:
-        rows = [
-            (leak_figures(x.rate_bytes_per_second, x.retained_bytes), x.pid, x.file, x.line, x.source, "")
-            for x in p.leaks[:most]
-        ]
-        blocks.append(line_table(p, LEAKS_TITLE, ["rate", "retained"], rows, cwd))
+def leak_suspects(p: Profile, cwd: str | None, most: int) -> Section | None:
+    """The lines whose retained memory grew steadily."""
+    if not p.leaks:
+        return None
+    rows = [
+        (leak_figures(x.rate_bytes_per_second, x.retained_bytes), x.pid, x.file, x.line, x.source, "")
+        for x in p.leaks[:most]
+    ]
+    return views((line_table(p, LEAKS_TITLE, ["rate", "retained"], rows, cwd),), leaks_page(p, cwd, most))
+
+
+def held_at_exit(p: Profile, cwd: str | None, most: int) -> Section | None:
+    """What the processes still held at exit, and why leaks were not judged."""
     # both absent from profiles without line samples: their reports are unchanged
-    if p.held_at_exit:
-        rows = [([format_bytes(h.bytes)], h.pid, h.file, h.line, h.source, "") for h in p.held_at_exit[:most]]
-        blocks.append(line_table(p, exit_title(p), ["held"], rows, cwd))
-    if p.leak_note:
-        blocks.append(Paragraph(f"note: {p.leak_note}", "warn"))
-    return Section("", tuple(blocks)) if blocks else None
+    if not p.held_at_exit and not p.leak_note:
+        return None
+    note = (Paragraph(f"note: {p.leak_note}", "warn"),) if p.leak_note else ()
+    page = exit_page(p, cwd, most)
+    if not p.held_at_exit:
+        return views((), Section(page.heading, (), page.note), note)
+    rows = [([format_bytes(h.bytes)], h.pid, h.file, h.line, h.source, "") for h in p.held_at_exit[:most]]
+    return views((line_table(p, exit_title(p), ["held"], rows, cwd),), page, note)
 
 
 def slow_imports(p: Profile) -> Section | None:
     """The imports that took longest (at least 10 ms), with the memory each added; the page ranks
     them by memory, with its own table."""
+    page = imports_page(p) if p.imports else None
     shown = top_imports(p, 5, by="time", least_seconds=0.01)
     if not shown:
-        return None
+        return views((), page)
     several = len(p.processes) > 1
     columns = [Column("package", role="label"), Column("time"), Column("memory"), Column("own time")]
     columns += [Column("pid")] if several else []
@@ -162,4 +177,4 @@ def slow_imports(p: Profile) -> Section | None:
         for r in shown
     )
     table = Table(imports_title(import_totals(p)), tuple(columns), rows, optional=("own time", "pid"))
-    return Section("", (table,))
+    return views((table,), page)

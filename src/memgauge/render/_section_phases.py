@@ -1,14 +1,17 @@
 """The phases tables, built once on the report document: every phase as a tree (a phase inside
 another indented under it), or, where a program opened more phases than a report lists (a phase
 per batch), one row per name, the longest first. The terminal and the Markdown report render
-them; the HTML page has its own, with a timeline."""
+them; the page's view (its ``Only(("html",), ...)`` part) has a chart of the phases' time, up to
+150 rows, each phase indented under the one it is inside, sorted by value."""
 
 from __future__ import annotations
 
 from memgauge._units import format_bytes, format_seconds
 from memgauge.analysis import longest_phases, phase_rows, phase_totals
-from memgauge.render._document import Column, Section, Table
+from memgauge.render._document import Chart, Column, Section, Table
+from memgauge.render._document_forms import Indent
 from memgauge.render._format import format_peak
+from memgauge.render._section_page import Cell, figures, nbytes, page_table, said, seconds, share, views
 from memgauge.render._text import phase_totals_title
 
 TYPE_CHECKING = False
@@ -23,8 +26,9 @@ def phases_table(p: Profile, most: int) -> Section | None:
     rows = phase_rows(p)
     if not rows:
         return None
+    page = _page(p)
     if len(rows) > most:
-        return Section("", (_totals(p, len(rows), most),))
+        return views((_totals(p, len(rows), most),), page)
     columns = (_NAME, *(Column(name) for name in ("pid", "start", "duration", "share", "peak", "growth")))
     cells = tuple(
         (
@@ -40,7 +44,7 @@ def phases_table(p: Profile, most: int) -> Section | None:
     )
     depths = tuple(r.phase.depth for r in rows)
     table = Table("phases", columns, cells, optional=("start", "share", "pid", "growth"), depths=depths)
-    return Section("", (table,))
+    return views((table,), page)
 
 
 def _totals(p: Profile, records: int, most: int) -> Table:
@@ -60,3 +64,51 @@ def _totals(p: Profile, records: int, most: int) -> Table:
     )
     title = phase_totals_title(records, len(shown), len(phase_totals(p)))
     return Table(title, columns, cells, optional=("share", "count"))
+
+
+_PAGE_ROWS = 150
+
+
+def _page(p: Profile) -> Section:
+    """The page's phases: every phase, or one row per name where there are more than 150 (the
+    longest, where even the names are), after the chart of the longest names' time."""
+    rows = phase_rows(p)
+    chart = Chart("chart-phases")
+    if len(rows) <= _PAGE_ROWS:
+        body = [
+            [
+                Cell(
+                    r.phase.name,
+                    r.phase.name,
+                    Indent(r.phase.depth, "" if r.phase.complete else "(unfinished)"),
+                ),
+                said(r.phase.pid),
+                seconds(r.phase.start_seconds),
+                seconds(r.phase.duration_seconds),
+                share(r.phase.duration_seconds, p.wall_seconds),
+                Cell(
+                    format_peak(r.phase.peak_resident_bytes, r.phase.peak_exact), r.phase.peak_resident_bytes
+                ),
+                nbytes(r.growth_bytes, signed=True),
+            ]
+            for r in rows
+        ]
+        columns = [_NAME, *figures("pid", "start", "duration", "share", "peak", "growth")]
+        return Section("phases", (chart, page_table(columns, body)))
+    names = len(phase_totals(p))
+    # distinct names (one per batch) would list every record again: the longest are kept
+    shown = longest_phases(p, _PAGE_ROWS)
+    body = [
+        [
+            said(t.name),
+            Cell(str(t.count), t.count),
+            seconds(t.seconds),
+            share(t.seconds, p.wall_seconds),
+            Cell(format_peak(t.peak_bytes, not t.lower_bound), t.peak_bytes),
+        ]
+        for t in shown
+    ]
+    columns = [_NAME, *figures("count", "total time", "share", "max peak")]
+    note = f"{len(rows)} phase records, summed by name"
+    note += f"; the {len(shown)} of {names} names with the most time." if names > len(shown) else "."
+    return Section("phases", (chart, page_table(columns, body)), note)

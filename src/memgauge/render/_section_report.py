@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from memgauge.render._section_core import advice_section, overhead_footer, peak_notes, processes_table
 from memgauge.render._section_header import header_section
-from memgauge.render._section_lines import allocation_lines, cpu_lines, held_lines, leak_lines, slow_imports
+from memgauge.render._section_lines import (
+    allocation_lines,
+    cpu_lines,
+    held_at_exit,
+    held_lines,
+    leak_suspects,
+    slow_imports,
+)
 from memgauge.render._section_phases import phases_table
 from memgauge.render._sections import SECTIONS as DOCUMENT
 
@@ -39,7 +46,8 @@ def report_sections(p: Profile, limits: Limits) -> list[Section]:
         allocation_lines(p, cwd, max_lines),
         *(section for _, section in DOCUMENT.built(p)),
         cpu_lines(p, cwd, max_lines),
-        leak_lines(p, cwd, max_lines),
+        leak_suspects(p, cwd, max_lines),
+        held_at_exit(p, cwd, max_lines),
         slow_imports(p),
         peak_notes(p),
         advice_section(p, cwd),
