@@ -16,12 +16,13 @@ from memgauge.render._document import (
     Items,
     Line,
     Paragraph,
-    Registry,
     Section,
     Span,
     Sparkline,
     Table,
+    TableCell,
 )
+from memgauge.render._document_registry import Registry
 from memgauge.render._sections import SECTIONS
 from memgauge.sections.training import Training, TrainingProcess
 from tests.factories import MIB, held, make_profile
@@ -485,3 +486,92 @@ def test_the_page_draws_a_cells_form_and_the_text_reports_its_text() -> None:
     )
     with pytest.raises(ValueError, match="a form for each cell"):
         Table("t", (Column("n"),), (("1",),), forms=((),))
+
+
+# -- the page's own parts (the sweep's page) ----------------------------------------------------------
+
+
+def _page_and_text() -> Section:
+    columns = (
+        Column("size", "words"),
+        Column("fit", page=Column("formula", "words", code=True, absent="—")),
+        Column("peak / time", formats=("terminal", "markdown")),
+        Column("peak", formats=("html",)),
+        Column("note", "words"),
+        Column("empty", "words"),
+    )
+    rows = (
+        (
+            TableCell("small", sort=1.0),
+            TableCell("1 + 2·N"),
+            TableCell("1.0 MiB / 2 s"),
+            TableCell("1.0 MiB", sort=1048576),
+            TableCell("binding; why", "warn", "why", (("binding", "strong"), ("; why", ""))),
+            TableCell(""),
+        ),
+        (
+            TableCell("large", sort=2.0),
+            TableCell("too few runs", "dim", None, (("—", "dim"),)),
+            TableCell("—"),
+            TableCell("—", sort=None, page=(("—", "dim"),)),
+            TableCell("OVER", "alarm"),
+            TableCell(""),
+        ),
+    )
+    table = Table("", columns, (), optional=("fit",), cells=rows, drop_empty=True)
+    return Section(
+        "page and text", (table, Table("", (Column("exit", "words"),), (), cells=((TableCell("ok", "ok"),),)))
+    )
+
+
+def test_a_column_may_be_one_formats_alone_and_the_page_may_set_it_its_own_way() -> None:
+    shown = _compare_formats(_page_and_text())
+    assert "| size | fit | peak / time | note | empty |" in shown["markdown"]
+    assert "| small | 1 + 2·N | 1.0 MiB / 2 s | binding; why |  |" in shown["markdown"]
+    assert "size            fit    peak / time  note          empty\n" in shown["terminal"]
+    assert "large  too few runs              —  OVER" in shown["terminal"]
+    page = shown["html"]
+    # the page's own header and code, its own column; the text reports' column and the empty
+    # one left out
+    assert '<th class="txt">formula</th><th class="num">peak</th><th class="txt">note</th></tr>' in page
+    assert "peak / time" not in page and "empty" not in page
+    assert '<td class="txt" data-v="1 + 2·N"><code title="1 + 2·N">1 + 2·N</code></td>' in page
+
+
+def test_a_cell_has_the_pages_sort_key_and_wording() -> None:
+    shown = _compare_formats(_page_and_text())
+    page = shown["html"]
+    # sorted by its key; by what it shows where it has none; a missing figure unsorted and dim
+    assert '<td class="txt" data-v="1.0">small</td>' in page
+    assert '<td class="num" data-v="1048576">1.0 MiB</td>' in page
+    assert (
+        '<td class="txt"><span class="na">—</span></td><td class="num"><span class="na">—</span></td>' in page
+    )
+    # the page's wording in parts, each with its tone
+    assert '<td class="txt" data-v="why"><b>binding</b>; why</td>' in page
+    # a failure that answers, bold and bad; an outcome with nothing wrong, plain
+    assert '<td class="txt" data-v="OVER"><b class="bad">OVER</b></td>' in page
+    assert '<td class="txt" data-v="ok"><span>ok</span></td>' in page
+    assert "| large | too few runs | — | **OVER** |  |" in shown["markdown"]
+    with pytest.raises(ValueError, match="a table's cells, or its rows and tones"):
+        Table("", (Column("a"),), (("x",),), cells=((TableCell("x"),),))
+
+
+def test_the_pages_charts_cards_and_named_values() -> None:
+    from memgauge.render._document import Card, Cards, Chart, Charts, Named, Only
+    from memgauge.render._document_views import chart_blocks
+
+    grid = Charts((Chart("c-0", "memory vs N", tall=True, data={"kind": "growth"}), Chart("c-1", "<shares>")))
+    cards = Cards((Card("points", "8 of 8", "complete", "good"), Card("peak", "1.0 GiB", cls="peak")))
+    section = Section("top", (Only(("html",), (grid,)), cards, Named((("N", "1000, 2000"),)), Chart("c-2")))
+    shown = _compare_formats(section)
+    page = shown["html"]
+    assert '<figure style="margin:0"><h3>memory vs N</h3><div class="chart tall"><canvas id="c-0">' in page
+    assert '<h3>&lt;shares&gt;</h3><div class="chart"><canvas id="c-1">' in page
+    assert '<div class="cards"><div class="card good"><div class="label">points</div>' in page
+    assert '<div class="card peak">' in page and "<ul><li><code>N</code>: 1000, 2000</li></ul>" in page
+    # the text reports have no charts and no cards, the names and their values in their own form
+    assert shown["terminal"] == "N: 1000, 2000\n" and shown["markdown"] == "- `N`: 1000, 2000"
+    # the page's data from the charts wherever they sit
+    assert [c.id for c in chart_blocks(section)] == ["c-0", "c-1", "c-2"]
+    assert chart_blocks(section)[0].data == {"kind": "growth"}

@@ -5,8 +5,9 @@ so no heading, no blank chart, no "steps 0"): a heading and a note for the page,
 each a ``Heading`` (a title of the text reports), a ``Line`` of figures (spans with tones, broken
 only between its parts), a ``Sparkline``, a ``Table`` (columns with roles, how each
 gives way to a narrow terminal), a ``Paragraph`` (with a tone), ``Items``, a ``Finding`` (a titled
-piece of advice and the figures it rests on) or a ``Chart`` (the HTML page's canvas; the text
-formats have none). One backend per format renders it (``_document_terminal``, ``_document_markdown``,
+piece of advice and the figures it rests on), ``Named`` values, or a ``Chart``, ``Charts`` or
+``Cards`` (the HTML page's canvas, its charts in a grid, its figures in boxes; the text formats
+have none). One backend per format renders it (``_document_terminal``, ``_document_markdown``,
 ``_document_html``), so a table's columns, titles and order are the same in every format.
 
 ``SECTIONS`` (in ``_sections``) lists the sections in report order; a new section registers there
@@ -15,13 +16,11 @@ and appears in every format without touching the renderers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from types import EllipsisType
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from memgauge.model import Profile
     from memgauge.render._document_forms import CellForm
 
 # how a column gives way on a narrow terminal (``_layout``'s roles; a "label" is a figure set
@@ -51,6 +50,25 @@ class Column:
     absent: str = ""
     # what the terminal's note of the columns it left out calls it (a table's ``left_out``)
     short: str = ""
+    # the formats that show it: a column of the page's alone (its sortable figures beside the
+    # text's one cell that says them together), or of the text reports' alone
+    formats: tuple[Format, ...] = ("terminal", "markdown", "html")
+    # the page's form of it where the page sets it otherwise (its own header, a code column):
+    # the same cells under it
+    page: Column | None = None
+
+
+@dataclass(frozen=True)
+class TableCell:
+    """A cell with more to it on the page (a ``Table``'s ``cells``): ``sort``, the page's key to
+    sort its column by (None: none, a missing value's; ``...``: what the page shows), and
+    ``page``, what the page shows where it words the cell otherwise, in parts each with its tone
+    (a missing figure's dim "—", where the text reports leave the cell empty)."""
+
+    text: str
+    tone: CellTone = ""
+    sort: float | str | EllipsisType | None = ...
+    page: tuple[tuple[str, CellTone], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -82,8 +100,18 @@ class Table:
     sorts: tuple[tuple[float | str | None, ...], ...] = ()
     # each cell's form on the page (``_document_forms``), row by row (None: as it is); empty: none
     forms: tuple[tuple[CellForm | None, ...], ...] = ()
+    # each cell with what the page has more of it (``TableCell``); where given, ``rows`` and
+    # ``tones`` are left empty: they are its cells' texts and tones
+    cells: tuple[tuple[TableCell, ...], ...] = ()
+    # the page leaves out a column with nothing in any row (the text reports choose their own)
+    drop_empty: bool = False
 
     def __post_init__(self) -> None:
+        if self.cells:
+            if self.rows or self.tones:
+                raise ValueError("a table's cells, or its rows and tones")
+            object.__setattr__(self, "rows", tuple(tuple(c.text for c in row) for row in self.cells))
+            object.__setattr__(self, "tones", tuple(tuple(c.tone for c in row) for row in self.cells))
         for row in self.rows:
             if len(row) != len(self.columns):
                 raise ValueError(f"a row of {len(row)} cells under {len(self.columns)} columns")
@@ -176,9 +204,30 @@ class Finding:
 
 @dataclass(frozen=True)
 class Chart:
-    """A chart of the HTML page (its canvas, drawn by the page's script from the page's data)."""
+    """A chart of the HTML page (its canvas, drawn by the page's script from the page's data):
+    in ``Charts``, under its ``title``, ``tall`` where it needs the height (a law and its
+    interval); ``data``: what the page's script draws it from, where the chart carries it."""
 
     id: str
+    title: str = ""
+    tall: bool = False
+    data: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Charts:
+    """The page's charts side by side, as many a row as the page is wide (the text reports have
+    none)."""
+
+    charts: tuple[Chart, ...]
+
+
+@dataclass(frozen=True)
+class Named:
+    """Names, each with its value, one a line: the name as code (a sweep's parameters and their
+    values); nothing for none."""
+
+    pairs: tuple[tuple[str, str], ...]
 
 
 # -- the comparison's blocks (``memgauge compare``) ---------------------------------------------------
@@ -303,23 +352,10 @@ class Cards:
     cards: tuple[Card, ...]
 
 
-Block = (
-    Heading
-    | Line
-    | Sparkline
-    | Table
-    | Paragraph
-    | Items
-    | Finding
-    | Chart
-    | Only
-    | Compared
-    | Runs
-    | Breaks
-    | Sums
-    | Notes
-    | Cards
-)
+# the page's own blocks: the text reports leave them out
+_Page = Chart | Charts | Cards
+_Every = Heading | Line | Sparkline | Table | Paragraph | Items | Finding | Named | Sums | Notes
+Block = _Every | Only | Compared | Runs | Breaks | _Page
 
 
 @dataclass(frozen=True)
@@ -332,61 +368,10 @@ class Section:
     note: str = ""
 
 
-Build = Callable[["Profile"], "Section | None"]
-
-
-@dataclass(frozen=True)
-class Entry:
-    """A registered section: its anchor, its link in the page's nav (None: no link), its builder."""
-
-    id: str
-    nav: str | None
-    build: Build
-
-
-class Registry:
-    """The report's sections, in report order; every format renders them from here. ``first``
-    gives the entries that come before those registered here, read at each report (the section
-    folders' report parts: a section registered in ``memgauge.sections`` is in the next report)."""
-
-    def __init__(self, first: Callable[[Profile | None], list[Entry]] | None = None) -> None:
-        self._entries: list[Entry] = []
-        self._first = first or (lambda _: [])
-
-    def entries(self, profile: Profile | None = None) -> list[Entry]:
-        """Every entry; given a ``profile``, ``first`` may leave out those with nothing to say
-        about it (a section folder's, without importing its builders)."""
-        return [*self._first(profile), *self._entries]
-
-    def register(self, id: str, nav: str | None, build: Build) -> None:
-        if any(e.id == id for e in self.entries()):
-            raise ValueError(f"two sections with the id {id!r}")
-        self._entries.append(Entry(id, nav, build))
-
-    def remove(self, id: str) -> None:
-        self._entries = [e for e in self._entries if e.id != id]
-
-    @contextmanager
-    def extra(self, id: str, nav: str | None, build: Build) -> Iterator[None]:
-        """A section registered for the duration of the block (a plugin's, a test's)."""
-        self.register(id, nav, build)
-        try:
-            yield
-        finally:
-            self.remove(id)
-
-    def built(self, profile: Profile) -> list[tuple[Entry, Section]]:
-        """Each section with something to say about ``profile``, in order."""
-        out = []
-        for entry in self.entries(profile):
-            section = entry.build(profile)
-            if section is not None and section.blocks:
-                out.append((entry, section))
-        return out
-
-
-# a table cell's tone: a span's (``SpanTone``) or a caution's ("warn")
-CellTone = Literal["", "strong", "figure", "good", "bad", "warn", "dim", "code"]
+# a table cell's tone: a span's (``SpanTone``), a caution's ("warn"), a failure that answers
+# ("alarm": none fits, over the limit; as "bad" in the text reports, bold too on the page) or an
+# outcome with nothing wrong ("ok": plain, in a span of its own on the page as a failure is)
+CellTone = Literal["", "strong", "figure", "good", "bad", "warn", "dim", "code", "alarm", "ok"]
 
 
 def indented(texts: tuple[str, ...], depth: int, indent: str) -> tuple[str, ...]:

@@ -1,7 +1,8 @@
 """The report document on the HTML page: a section under its heading and note, a table under its
 title and a heading as a sub-heading (either left out where it repeats the section's heading),
 paragraphs and lines of figures classed by tone, notes as a list, a piece of advice as its box
-with its figures' table, a chart as its canvas (a sparkline, the text reports' chart, as text)."""
+with its figures' table, a chart as its canvas (a sparkline, the text reports' chart, as text),
+charts in a grid each under its title, figures in boxes, names with their values as a list."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ from memgauge.render._document import (
     Cards,
     Change,
     Chart,
+    Charts,
     Column,
     Compared,
     Finding,
     Heading,
     Items,
     Line,
+    Named,
     Notes,
     Only,
     Paragraph,
@@ -29,6 +32,7 @@ from memgauge.render._document import (
     Table,
 )
 from memgauge.render._document_forms import CellForm, Heat, Indent, Split, Stack
+from memgauge.render._document_views import shown_in
 from memgauge.render._format import esc
 from memgauge.render._html_page import Cell, Part, cards, code, items, table, text
 
@@ -75,8 +79,10 @@ def _form(block: Block) -> str:
         return f'<div class="chart"><canvas id="{esc(block.id)}"></canvas></div>'
     if isinstance(block, Compared | Runs | Breaks):
         return _compare_form(block)
-    if isinstance(block, Sums | Notes | Cards):
+    if isinstance(block, Sums | Notes):
         return _profile_form(block)
+    if isinstance(block, Charts | Cards | Named):
+        return _page_form(block)
     raise TypeError(f"no HTML form for {block!r}")
 
 
@@ -95,8 +101,18 @@ def _span(span: Span) -> str:
 
 
 def _table(block: Table) -> str:
+    block = shown_in(block, "html")
     headers = [(c.header, c.role == "figure") for c in block.columns]
     depths = block.depths or (0,) * len(block.rows)
+    rows = _page_rows(block, depths) if block.cells else _rows(block, depths)
+    if block.drop_empty:
+        keep = [i for i in range(len(headers)) if any(row[i].html for row in rows)]
+        headers = [headers[i] for i in keep]
+        rows = [[row[i] for i in keep] for row in rows]
+    return table(headers, rows, cls=block.cls)
+
+
+def _rows(block: Table, depths: tuple[int, ...]) -> list[list[Cell]]:
     rows = []
     for row, depth in zip(block.rows, depths, strict=True):
         # a nested row's first cell indented by non-breaking spaces, which HTML keeps
@@ -108,7 +124,23 @@ def _table(block: Table) -> str:
         shown[:] = [_toned(cell, tone) for cell, tone in zip(shown, tones, strict=True)]
     for shown, keys in zip(rows, block.sorts, strict=False):
         shown[:] = [Cell(cell.html, key) for cell, key in zip(shown, keys, strict=True)]
-    return table(headers, rows, cls=block.cls)
+    return rows
+
+
+def _page_rows(block: Table, depths: tuple[int, ...]) -> list[list[Cell]]:
+    """Each cell as the page words it (its parts, each toned), sorted by its key or by what it
+    shows; a nested row's first cell indented."""
+    rows = []
+    for row, depth in zip(block.cells, depths, strict=True):
+        shown = []
+        for i, (column, cell) in enumerate(zip(block.columns, row, strict=True)):
+            parts = cell.page or ((cell.text, cell.tone),)
+            if i == 0 and depth:
+                parts = (("\u00a0\u00a0" * depth + parts[0][0], parts[0][1]), *parts[1:])
+            html = "".join(_toned(_cell(column, words), tone).html for words, tone in parts)
+            shown.append(Cell(html, "".join(w for w, _ in parts) if cell.sort is ... else cell.sort))
+        rows.append(shown)
+    return rows
 
 
 def _cell(column: Column, value: str) -> Cell:
@@ -125,17 +157,50 @@ def _finding(finding: Finding) -> str:
     )
 
 
-# a cell's tone on the page: bold, or the stylesheet's class
-_CELL = {"strong": "b", "figure": "b", "good": "good", "bad": "bad", "warn": "bad", "dim": "na"}
+# a cell's tone on the page: bold, the stylesheet's class, or both; an outcome with nothing wrong
+# in a plain span
+_CELL = {
+    "strong": "<b>{}</b>",
+    "figure": "<b>{}</b>",
+    "good": '<span class="good">{}</span>',
+    "bad": '<span class="bad">{}</span>',
+    "warn": '<span class="bad">{}</span>',
+    "dim": '<span class="na">{}</span>',
+    "alarm": '<b class="bad">{}</b>',
+    "ok": "<span>{}</span>",
+}
 
 
 def _toned(cell: Cell, tone: str) -> Cell:
     mark = _CELL.get(tone)
     if mark is None or not cell.html:
         return cell
-    if mark == "b":
-        return Cell(f"<b>{cell.html}</b>", cell.sort)
-    return Cell(f'<span class="{mark}">{cell.html}</span>', cell.sort)
+    return Cell(mark.format(cell.html), cell.sort)
+
+
+# -- the page's own blocks -----------------------------------------------------------------------
+
+# the charts side by side, each at least 460 pixels wide
+_GRID = (
+    '<div class="charts" style="display:grid;grid-template-columns:repeat(auto-fill,minmax(460px,1fr));'
+    'gap:4px 24px">'
+)
+
+
+def _page_form(block: Charts | Cards | Named) -> str:
+    if isinstance(block, Charts):
+        if not block.charts:
+            return ""
+        figures = (
+            f'<figure style="margin:0"><h3>{esc(c.title)}</h3>'
+            f'<div class="chart{" tall" if c.tall else ""}"><canvas id="{esc(c.id)}"></canvas></div></figure>'
+            for c in block.charts
+        )
+        return _GRID + "".join(figures) + "</div>"
+    if isinstance(block, Cards):
+        return f'<div class="cards">{cards([(c.label, c.value, c.sub, c.cls) for c in block.cards])}</div>'
+    pairs = "".join(f"<li><code>{esc(name)}</code>: {esc(value)}</li>" for name, value in block.pairs)
+    return f"<ul>{pairs}</ul>" if pairs else ""
 
 
 # -- the comparison's blocks ---------------------------------------------------------------------
@@ -179,9 +244,7 @@ def _change(f: Change) -> Cell:
 # -- the profile report's blocks -----------------------------------------------------------------
 
 
-def _profile_form(block: Sums | Notes | Cards) -> str:
-    if isinstance(block, Cards):
-        return f'<div class="cards">{cards([(c.label, c.value, c.sub, c.cls) for c in block.cards])}</div>'
+def _profile_form(block: Sums | Notes) -> str:
     if isinstance(block, Notes):
         return items(block.texts)
     return "".join(

@@ -1,8 +1,8 @@
 """The report document in Markdown: a heading and a table's title in bold (the report's title a
 Markdown heading), a line of figures on one line, paragraphs (a strong one in bold), notes as a
-list, advice as a loose list (each item its paragraphs), charts left out. Blocks are lists of
-lines, joined by blank lines (a table straight under a paragraph's line would take it as its
-header)."""
+list, advice as a loose list (each item its paragraphs), names with their values as a list, the
+page's charts and cards left out. Blocks are lists of lines, joined by blank lines (a table
+straight under a paragraph's line would take it as its header)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ from memgauge.render._document import (
     Breaks,
     Cards,
     Chart,
+    Charts,
     Column,
     Compared,
     Finding,
     Heading,
     Items,
     Line,
+    Named,
     Notes,
     Only,
     Paragraph,
@@ -28,9 +30,11 @@ from memgauge.render._document import (
     Table,
     indented,
 )
+from memgauge.render._document_views import shown_in
 from memgauge.render._format import MISSING, clip, md_code, md_row, md_table, md_text
 
-_BOLD = ("strong", "figure", "bad")  # a failure is bold red in the terminal: bold is what Markdown has
+# a failure is bold red in the terminal: bold is what Markdown has
+_BOLD = ("strong", "figure", "bad", "alarm")
 
 
 def section_blocks(section: Section) -> list[list[str]]:
@@ -47,7 +51,7 @@ def section_blocks(section: Section) -> list[list[str]]:
             if not items:
                 blocks.append([])
             blocks[-1].append(f"- {_line(block)}")
-        elif not isinstance(block, Chart):  # a chart is the page's alone
+        elif not isinstance(block, Chart | Charts | Cards):  # the page's alone
             blocks.append(_form(block))
         items = isinstance(block, Line) and block.item
     return blocks
@@ -67,11 +71,13 @@ def _form(block: Block) -> list[str]:
         return [f"**{words}**" if block.tone == "strong" else words]
     if isinstance(block, Items):
         return [f"- {md_text(line)}" for line in block.texts]
+    if isinstance(block, Named):
+        return [f"- {md_code(name)}: {md_text(value)}" for name, value in block.pairs]
     if isinstance(block, Finding):
         return _finding(block)
     if isinstance(block, Compared | Runs | Breaks):
         return _compare_form(block)
-    if isinstance(block, Sums | Notes | Cards):
+    if isinstance(block, Sums | Notes):
         return _profile_form(block)
     raise TypeError(f"no Markdown form for {block!r}")
 
@@ -108,6 +114,7 @@ def _cell(column: Column, text: str) -> str:
 
 
 def _table(table: Table) -> list[list[str]]:
+    table = shown_in(table, "markdown")
     blocks = [[f"**{md_text(table.title)}**"]] if table.title else []
     aligns = ["---:" if c.role == "figure" else ":---" for c in table.columns]
     rows = [[_cell(c, cell) for c, cell in zip(table.columns, row, strict=True)] for row in table.rows]
@@ -186,9 +193,7 @@ def _compared(block: Compared) -> list[str]:
 # -- the profile report's blocks -----------------------------------------------------------------
 
 
-def _profile_form(block: Sums | Notes | Cards) -> list[str]:
-    if isinstance(block, Cards):  # the page's: the header says the same figures
-        return []
+def _profile_form(block: Sums | Notes) -> list[str]:
     if isinstance(block, Notes):
         # a paragraph each, in one quote
         return "\n>\n".join(f"> note: {md_text(note)}" for note in block.texts).split("\n")

@@ -1,6 +1,7 @@
 """The report document in the terminal: each table laid out by ``Layout`` (its columns' roles
 say how they give way to a narrow terminal), headings in bold, lines of figures wrapped between
-their parts, paragraphs styled by tone, advice wrapped under its item, charts left out."""
+their parts, paragraphs styled by tone, advice wrapped under its item, names with their values a
+line each, the page's charts and cards left out."""
 
 from __future__ import annotations
 
@@ -18,12 +19,14 @@ from memgauge.render._document import (
     Cards,
     Change,
     Chart,
+    Charts,
     Column,
     Compared,
     Finding,
     Heading,
     Items,
     Line,
+    Named,
     Notes,
     Only,
     Paragraph,
@@ -35,16 +38,20 @@ from memgauge.render._document import (
     Table,
     indented,
 )
+from memgauge.render._document_views import shown_in
 from memgauge.render._format import MISSING
 from memgauge.render._layout import Layout, wrapped
 
 _STYLE = {"": "", "strong": "bold", "bad": "bold red", "warn": "yellow", "dim": "dim"}
 _SPAN_STYLE = {**_STYLE, "figure": "bold magenta", "good": "green", "code": "cyan"}
+# a cell's: a failure that answers as a failure, an outcome with nothing wrong plain
+_CELL_STYLE = {**_SPAN_STYLE, "alarm": _STYLE["bad"], "ok": ""}
 # stands for a space that must not break a line while advice is wrapped
 _GLUE = "\x00"
 
 
 def table_layout(table: Table, width: int) -> Layout:
+    table = shown_in(table, "terminal")
     layout = Layout(width, table.title or None)
     for c in table.columns:
         add_column(layout, c)
@@ -80,14 +87,18 @@ def print_section(out: Console, section: Section, width: int) -> None:
         elif isinstance(block, Items):
             for line in block.texts:
                 out.print(Text(line, style="dim"))
-        elif isinstance(block, Sums | Notes | Cards):
+        elif isinstance(block, Sums | Notes):
             _print_profile(out, block, width)
-        elif not isinstance(block, Chart):  # a chart is the page's alone
+        elif isinstance(block, Named):
+            for name, value in block.pairs:
+                out.print(Text.assemble((name, "cyan"), f": {value}"), overflow="fold")
+        elif not isinstance(block, Chart | Charts | Cards):  # the page's alone
             out.print(_form(block, width))
 
 
 def _form(block: Block, width: int) -> RenderableType:
     if isinstance(block, Table):
+        block = shown_in(block, "terminal")
         layout = table_layout(block, width)
         fitted = layout.fit(layout.named(*block.optional), second_chance=block.second_chance)
         return _said_left_out(block, fitted)
@@ -164,7 +175,7 @@ def _finding(out: Console, finding: Finding, width: int) -> None:
 def _cell_styles(table: Table, row: int) -> list[str]:
     """A row's cells' styles: each cell's tone, or its column's dimming."""
     if table.tones:
-        return [_SPAN_STYLE[tone] for tone in table.tones[row]]
+        return [_CELL_STYLE[tone] for tone in table.tones[row]]
     return ["dim" if c.dim else "" for c in table.columns]
 
 
@@ -247,9 +258,7 @@ def _change_cells(f: Change, changes: bool) -> list[Text]:
 # -- the profile report's blocks -----------------------------------------------------------------
 
 
-def _print_profile(out: Console, block: Sums | Notes | Cards, width: int) -> None:
-    if isinstance(block, Cards):  # the page's: the header says the same figures
-        return
+def _print_profile(out: Console, block: Sums | Notes, width: int) -> None:
     if isinstance(block, Notes):
         for note in block.texts:
             out.print(Text(f"note: {note}", style="yellow"))

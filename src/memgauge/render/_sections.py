@@ -6,7 +6,7 @@ section is a function from a ``Profile`` to a ``Section`` registered here; a sec
 from __future__ import annotations
 
 from memgauge.model import Profile
-from memgauge.render._document import Entry, Registry
+from memgauge.render._document_registry import Entry, Registry
 from memgauge.sections import SECTIONS as FOLDERS
 
 
