@@ -97,18 +97,6 @@ def table(headers: Sequence[tuple[str, bool]], rows: Sequence[Sequence[Cell]], *
 NA = Cell('<span class="na">—</span>', None)
 
 
-def capped(headers: Sequence[tuple[str, bool]], rows: Sequence[Sequence[Cell]], limit: int) -> str:
-    """The first ``limit`` rows, and how many more there are; a column empty in every row (no
-    other parameter to hold fixed, no note) is left out."""
-    keep = [i for i in range(len(headers)) if any(row[i].html for row in rows)] if rows else []
-    headers = [headers[i] for i in keep]
-    rows = [[row[i] for i in keep] for row in rows]
-    html = table(headers, rows[:limit])
-    if len(rows) > limit:
-        html += f'<p class="note">{len(rows) - limit} more rows not shown.</p>'
-    return html
-
-
 def cards(entries: Sequence[tuple[str, str, str, str]]) -> str:
     """Figures in boxes: (label, value, the line under it, its class: "good", "bad", ...)."""
     return "".join(
