@@ -553,8 +553,14 @@ def test_a_cell_has_the_pages_sort_key_and_wording() -> None:
     assert '<td class="txt" data-v="OVER"><b class="bad">OVER</b></td>' in page
     assert '<td class="txt" data-v="ok"><span>ok</span></td>' in page
     assert "| large | too few runs | — | **OVER** |  |" in shown["markdown"]
-    with pytest.raises(ValueError, match="a table's cells, or its rows and tones"):
+    with pytest.raises(ValueError, match="a table's cells, or its rows, tones and sort keys"):
         Table("", (Column("a"),), (("x",),), cells=((TableCell("x"),),))
+    # the keys the page sorts by come from the cells, whichever way the table was given: a key,
+    # or the words shown (a nested row's first cell with its indent)
+    nested = Table(
+        "", (Column("a"), Column("b")), (), depths=(1,), cells=((TableCell("x"), TableCell("2", sort=2.0)),)
+    )
+    assert nested.sorts == (("\u00a0\u00a0x", 2.0),)
 
 
 def test_the_pages_charts_cards_and_named_values() -> None:

@@ -108,10 +108,7 @@ class Table:
 
     def __post_init__(self) -> None:
         if self.cells:
-            if self.rows or self.tones:
-                raise ValueError("a table's cells, or its rows and tones")
-            object.__setattr__(self, "rows", tuple(tuple(c.text for c in row) for row in self.cells))
-            object.__setattr__(self, "tones", tuple(tuple(c.tone for c in row) for row in self.cells))
+            self._from_cells()
         for row in self.rows:
             if len(row) != len(self.columns):
                 raise ValueError(f"a row of {len(row)} cells under {len(self.columns)} columns")
@@ -123,6 +120,26 @@ class Table:
             raise ValueError("a sort key for each cell of each row, or none")
         if self.forms and [len(f) for f in self.forms] != [len(r) for r in self.rows]:
             raise ValueError("a form for each cell of each row, or none")
+
+    def _from_cells(self) -> None:
+        """Rows, tones and sort keys from the cells: the page reads its keys from ``sorts``."""
+        if self.rows or self.tones or self.sorts:
+            raise ValueError("a table's cells, or its rows, tones and sort keys")
+        depths = self.depths or (0,) * len(self.cells)
+        sorts = tuple(
+            tuple(_sort_key(cell, depth if i == 0 else 0) for i, cell in enumerate(row))
+            for row, depth in zip(self.cells, depths, strict=False)
+        )
+        object.__setattr__(self, "rows", tuple(tuple(c.text for c in row) for row in self.cells))
+        object.__setattr__(self, "tones", tuple(tuple(c.tone for c in row) for row in self.cells))
+        object.__setattr__(self, "sorts", sorts)
+
+
+def _sort_key(cell: TableCell, depth: int) -> float | str | None:
+    """A cell's key, else the words it shows (a nested row's first cell with its indent)."""
+    if cell.sort is not ...:
+        return cell.sort
+    return "\u00a0\u00a0" * depth + "".join(words for words, _ in cell.page or ((cell.text, cell.tone),))
 
 
 @dataclass(frozen=True)

@@ -131,14 +131,13 @@ def _page_rows(block: Table, depths: tuple[int, ...]) -> list[list[Cell]]:
     """Each cell as the page words it (its parts, each toned), sorted by its key or by what it
     shows; a nested row's first cell indented."""
     rows = []
-    for row, depth in zip(block.cells, depths, strict=True):
+    for row, keys, depth in zip(block.cells, block.sorts, depths, strict=True):
         shown = []
-        for i, (column, cell) in enumerate(zip(block.columns, row, strict=True)):
+        for i, (column, cell, key) in enumerate(zip(block.columns, row, keys, strict=True)):
             parts = cell.page or ((cell.text, cell.tone),)
             if i == 0 and depth:
                 parts = (("\u00a0\u00a0" * depth + parts[0][0], parts[0][1]), *parts[1:])
-            html = "".join(_toned(_cell(column, words), tone).html for words, tone in parts)
-            shown.append(Cell(html, "".join(w for w, _ in parts) if cell.sort is ... else cell.sort))
+            shown.append(Cell("".join(_toned(_cell(column, words), tone).html for words, tone in parts), key))
         rows.append(shown)
     return rows
 

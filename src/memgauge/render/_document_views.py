@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from typing import TypeVar
 
 from memgauge.render._document import Block, Chart, Charts, Format, Only, Section, Table
+
+T = TypeVar("T")
 
 
 def shown_in(table: Table, fmt: Format) -> Table:
@@ -23,10 +26,20 @@ def shown_in(table: Table, fmt: Format) -> Table:
     optional = tuple(h for h in table.optional if h in headers)
     if table.cells:
         cells = tuple(tuple(row[i] for i in keep) for row in table.cells)
-        return replace(table, columns=columns, rows=(), tones=(), cells=cells, optional=optional)
-    rows = tuple(tuple(row[i] for i in keep) for row in table.rows)
-    tones = tuple(tuple(row[i] for i in keep) for row in table.tones)
-    return replace(table, columns=columns, rows=rows, tones=tones, optional=optional)
+        return replace(table, columns=columns, rows=(), tones=(), sorts=(), cells=cells, optional=optional)
+
+    def kept(cells: tuple[tuple[T, ...], ...]) -> tuple[tuple[T, ...], ...]:
+        return tuple(tuple(row[i] for i in keep) for row in cells)
+
+    return replace(
+        table,
+        columns=columns,
+        rows=kept(table.rows),
+        tones=kept(table.tones),
+        sorts=kept(table.sorts),
+        forms=kept(table.forms),
+        optional=optional,
+    )
 
 
 def chart_blocks(section: Section) -> list[Chart]:
