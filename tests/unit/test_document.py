@@ -553,7 +553,7 @@ def test_a_cell_has_the_pages_sort_key_and_wording() -> None:
     assert '<td class="txt" data-v="OVER"><b class="bad">OVER</b></td>' in page
     assert '<td class="txt" data-v="ok"><span>ok</span></td>' in page
     assert "| large | too few runs | — | **OVER** |  |" in shown["markdown"]
-    with pytest.raises(ValueError, match="a table's cells, or its rows, tones and sort keys"):
+    with pytest.raises(ValueError, match="a table's cells, or its rows, tones, sort keys and forms"):
         Table("", (Column("a"),), (("x",),), cells=((TableCell("x"),),))
     # the keys the page sorts by come from the cells, whichever way the table was given: a key,
     # or the words shown (a nested row's first cell with its indent)

@@ -69,6 +69,7 @@ class TableCell:
     tone: CellTone = ""
     sort: float | str | EllipsisType | None = ...
     page: tuple[tuple[str, CellTone], ...] | None = None
+    form: CellForm | None = None  # what the page draws it as (``Table.forms``)
 
 
 @dataclass(frozen=True)
@@ -95,13 +96,11 @@ class Table:
     # where set, the terminal says after the table which optional columns it left out, after
     # these words ("left out to fit the width"), each by its column's ``short``
     left_out: str = ""
-    # what the page sorts each cell by, row by row (None: nothing, a missing value); empty: each
-    # cell by its text. The text reports have no sorting
+    # what the page sorts each cell by (None: nothing, a missing value); empty: by its text
     sorts: tuple[tuple[float | str | None, ...], ...] = ()
     # each cell's form on the page (``_document_forms``), row by row (None: as it is); empty: none
     forms: tuple[tuple[CellForm | None, ...], ...] = ()
-    # each cell with what the page has more of it (``TableCell``); where given, ``rows`` and
-    # ``tones`` are left empty: they are its cells' texts and tones
+    # the table cell by cell (``TableCell``): it gives the rows, tones, sort keys and forms
     cells: tuple[tuple[TableCell, ...], ...] = ()
     # the page leaves out a column with nothing in any row (the text reports choose their own)
     drop_empty: bool = False
@@ -123,8 +122,8 @@ class Table:
 
     def _from_cells(self) -> None:
         """Rows, tones and sort keys from the cells: the page reads its keys from ``sorts``."""
-        if self.rows or self.tones or self.sorts:
-            raise ValueError("a table's cells, or its rows, tones and sort keys")
+        if self.rows or self.tones or self.sorts or self.forms:
+            raise ValueError("a table's cells, or its rows, tones, sort keys and forms")
         depths = self.depths or (0,) * len(self.cells)
         sorts = tuple(
             tuple(_sort_key(cell, depth if i == 0 else 0) for i, cell in enumerate(row))
@@ -133,6 +132,8 @@ class Table:
         object.__setattr__(self, "rows", tuple(tuple(c.text for c in row) for row in self.cells))
         object.__setattr__(self, "tones", tuple(tuple(c.tone for c in row) for row in self.cells))
         object.__setattr__(self, "sorts", sorts)
+        if any(c.form is not None for row in self.cells for c in row):
+            object.__setattr__(self, "forms", tuple(tuple(c.form for c in row) for row in self.cells))
 
 
 def _sort_key(cell: TableCell, depth: int) -> float | str | None:

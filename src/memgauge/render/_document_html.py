@@ -137,7 +137,8 @@ def _page_rows(block: Table, depths: tuple[int, ...]) -> list[list[Cell]]:
             parts = cell.page or ((cell.text, cell.tone),)
             if i == 0 and depth:
                 parts = (("\u00a0\u00a0" * depth + parts[0][0], parts[0][1]), *parts[1:])
-            shown.append(Cell("".join(_toned(_cell(column, words), tone).html for words, tone in parts), key))
+            html = "".join(_toned(_cell(column, words), tone).html for words, tone in parts)
+            shown.append(_formed(Cell(html, key), cell.form))
         rows.append(shown)
     return rows
 

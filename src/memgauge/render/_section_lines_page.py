@@ -16,7 +16,7 @@ from memgauge.render._section_page import (
     LINE,
     NA,
     SOURCE,
-    Cell,
+    cell,
     figures,
     heat,
     nbytes,
@@ -55,7 +55,7 @@ def held_page(p: Profile, cwd: str | None, most: int) -> Section:
         stack = Stack(tuple(_frame(f, cwd) for f in a.stack)) if a.stack else None
         row = [heat(a.bytes, top, format_bytes(a.bytes)), share(a.bytes, p.peak.resident_bytes)]
         row += [said(a.pid)] if multi else []
-        row += [Cell(at, at, stack), said(a.function), said(a.source)]
+        row += [cell(at, at, stack), said(a.function), said(a.source)]
         rows.append(row)
     table = page_table([*figures("held", "of peak"), *_pid(p), LINE, FUNCTION, SOURCE], rows)
     note = (
@@ -106,7 +106,7 @@ def lines_page(p: Profile, cwd: str | None, most: int) -> Section | None:
             heat(growth, top_m, format_bytes(growth, signed=True), negative=growth < 0),
             nbytes(held.get((s.pid, s.file, s.line))),
         ]
-        busy = NA if s.gpu_busy is None else Cell(f"{s.gpu_busy:.0f}%", s.gpu_busy)
+        busy = NA if s.gpu_busy is None else cell(f"{s.gpu_busy:.0f}%", s.gpu_busy)
         row += [seconds(s.gpu_seconds), busy] if gpu else []
         row += [said(s.pid)] if multi else []
         row += [said(where(s.file, s.line, cwd)), said(s.function), said(s.source)]
@@ -154,7 +154,7 @@ def leaks_page(p: Profile, cwd: str | None, most: int) -> Section:
     rows = [
         [
             # sorted by the rate, not by the number before its unit
-            Cell(format_rate(x.rate_bytes_per_second), x.rate_bytes_per_second),
+            cell(format_rate(x.rate_bytes_per_second), x.rate_bytes_per_second),
             nbytes(x.retained_bytes),
             seconds(x.first_seconds),
             said(f"{x.fit_r2:.3f}"),

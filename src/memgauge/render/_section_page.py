@@ -8,10 +8,8 @@ columns (a line's function, its share of the peak, its callers).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from memgauge._units import format_bytes, format_seconds
-from memgauge.render._document import Block, CellTone, Column, Only, Section, Table
+from memgauge.render._document import Block, CellTone, Column, Only, Section, Table, TableCell
 from memgauge.render._document_forms import CellForm, Heat, Split
 
 TYPE_CHECKING = False
@@ -19,65 +17,53 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 
-@dataclass(frozen=True)
-class Cell:
+def cell(text: str, sort: float | str | None, form: CellForm | None = None, tone: CellTone = "") -> TableCell:
     """A cell of a page's table: its text, what it sorts by (None: nothing, a missing value), its
     form and its tone."""
-
-    text: str
-    sort: float | str | None
-    form: CellForm | None = None
-    tone: CellTone = ""
+    return TableCell(text, tone, sort, form=form)
 
 
-NA = Cell("—", None, tone="dim")  # a missing figure: dimmed, sorted by nothing
+NA = cell("—", None, tone="dim")  # a missing figure: dimmed, sorted by nothing
 
 
-def said(value: object) -> Cell:
+def said(value: object) -> TableCell:
     """Words or a name, sorted as text (a pid too, as the page always sorted it)."""
-    return Cell(str(value), str(value))
+    return cell(str(value), str(value))
 
 
-def nbytes(n: float | None, *, signed: bool = False) -> Cell:
-    return NA if n is None else Cell(format_bytes(n, signed=signed), float(n))
+def nbytes(n: float | None, *, signed: bool = False) -> TableCell:
+    return NA if n is None else cell(format_bytes(n, signed=signed), float(n))
 
 
-def seconds(s: float | None) -> Cell:
-    return NA if s is None else Cell(format_seconds(s), float(s))
+def seconds(s: float | None) -> TableCell:
+    return NA if s is None else cell(format_seconds(s), float(s))
 
 
-def share(part: float, whole: float) -> Cell:
+def share(part: float, whole: float) -> TableCell:
     value = part / whole if whole else 0.0
-    return Cell(f"{value:.0%}", value)
+    return cell(f"{value:.0%}", value)
 
 
-def heat(value: float, top: float, label: str, *, negative: bool = False) -> Cell:
+def heat(value: float, top: float, label: str, *, negative: bool = False) -> TableCell:
     """``label`` over a bar of ``value``'s share of ``top``, sorted by the value."""
-    return Cell(label, float(value), Heat(value, top, negative))
+    return cell(label, float(value), Heat(value, top, negative))
 
 
-def split(python: float, native: float, wait: float, contention: float = 0.0) -> Cell:
+def split(python: float, native: float, wait: float, contention: float = 0.0) -> TableCell:
     """A line's time as Python / native / waiting shares, and contention only where there is some;
     sorted by its Python share."""
     total = python + native + wait + contention
     if total <= 0:
-        return Cell("", 0.0)
+        return cell("", 0.0)
     label = f"{python / total:.0%} / {native / total:.0%} / {wait / total:.0%}"
     if contention / total >= 0.005:
         label += f" · {contention / total:.0%} CPU contention"
-    return Cell(label, python / total, Split(python, native, wait, contention))
+    return cell(label, python / total, Split(python, native, wait, contention))
 
 
-def page_table(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], title: str = "") -> Table:
+def page_table(columns: Sequence[Column], rows: Sequence[Sequence[TableCell]], title: str = "") -> Table:
     """A page's table: ``title`` "" under its section's heading."""
-    return Table(
-        title,
-        tuple(columns),
-        tuple(tuple(c.text for c in row) for row in rows),
-        tones=tuple(tuple(c.tone for c in row) for row in rows),
-        sorts=tuple(tuple(c.sort for c in row) for row in rows),
-        forms=tuple(tuple(c.form for c in row) for row in rows),
-    )
+    return Table(title, tuple(columns), (), cells=tuple(tuple(row) for row in rows))
 
 
 def figures(*headers: str) -> list[Column]:

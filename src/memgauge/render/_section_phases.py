@@ -11,7 +11,7 @@ from memgauge.analysis import longest_phases, phase_rows, phase_totals
 from memgauge.render._document import Chart, Column, Section, Table
 from memgauge.render._document_forms import Indent
 from memgauge.render._format import format_peak
-from memgauge.render._section_page import Cell, figures, nbytes, page_table, said, seconds, share, views
+from memgauge.render._section_page import cell, figures, nbytes, page_table, said, seconds, share, views
 from memgauge.render._text import phase_totals_title
 
 TYPE_CHECKING = False
@@ -77,7 +77,7 @@ def _page(p: Profile) -> Section:
     if len(rows) <= _PAGE_ROWS:
         body = [
             [
-                Cell(
+                cell(
                     r.phase.name,
                     r.phase.name,
                     Indent(r.phase.depth, "" if r.phase.complete else "(unfinished)"),
@@ -86,7 +86,7 @@ def _page(p: Profile) -> Section:
                 seconds(r.phase.start_seconds),
                 seconds(r.phase.duration_seconds),
                 share(r.phase.duration_seconds, p.wall_seconds),
-                Cell(
+                cell(
                     format_peak(r.phase.peak_resident_bytes, r.phase.peak_exact), r.phase.peak_resident_bytes
                 ),
                 nbytes(r.growth_bytes, signed=True),
@@ -101,10 +101,10 @@ def _page(p: Profile) -> Section:
     body = [
         [
             said(t.name),
-            Cell(str(t.count), t.count),
+            cell(str(t.count), t.count),
             seconds(t.seconds),
             share(t.seconds, p.wall_seconds),
-            Cell(format_peak(t.peak_bytes, not t.lower_bound), t.peak_bytes),
+            cell(format_peak(t.peak_bytes, not t.lower_bound), t.peak_bytes),
         ]
         for t in shown
     ]
